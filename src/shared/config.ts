@@ -1,0 +1,131 @@
+import { z } from "zod";
+
+const smartsheetId = (what: string) =>
+    z.coerce
+        .number({ error: `expected the numeric Smartsheet id of ${what}` })
+        .int(`expected the numeric Smartsheet id of ${what}`)
+        .positive(`expected the numeric Smartsheet id of ${what}`)
+        .refine(Number.isSafeInteger, `expected the numeric Smartsheet id of ${what}`);
+
+const wholeNumber = (min: number, max: number) =>
+    z.coerce
+        .number({ error: `expected a whole number from ${min} to ${max}` })
+        .int(`expected a whole number from ${min} to ${max}`)
+        .min(min, `expected a whole number from ${min} to ${max}`)
+        .max(max, `expected a whole number from ${min} to ${max}`);
+
+const tableName = z
+    .string()
+    .regex(/^[A-Za-z][A-Za-z0-9]{2,62}$/, "expected 3–63 letters and digits, starting with a letter (Azure Table rules)");
+
+const queueName = z
+    .string()
+    .regex(
+        /^(?=.{3,63}$)[a-z0-9]+(-[a-z0-9]+)*$/,
+        "expected 3–63 lowercase letters, digits and single hyphens, not at either end (Azure Queue rules)",
+    );
+
+const ncrontab = z
+    .string()
+    .trim()
+    .refine((value) => value.split(/\s+/).length === 6, "expected a 6-field NCRONTAB schedule, e.g. 0 */5 * * * *");
+
+const httpsOrLoopbackUrl = z
+    .string()
+    .url("expected an absolute URL")
+    .refine((value) => /^https:\/\//.test(value) || /^http:\/\/(127\.0\.0\.1|localhost)(:|\/)/.test(value), {
+        message: "expected an https URL (plain http only on 127.0.0.1 or localhost)",
+    });
+
+/** Every setting Sheetwright reads, with its meaning; the README's configuration table mirrors it. */
+export const SETTINGS = {
+    SMARTSHEET_ACCESS_TOKEN: "Smartsheet API access token (secret; never logged)",
+    SMARTSHEET_BASE_URL: "Smartsheet API base URL (EU, Gov or the local simulator)",
+    INTAKE_SHEET_ID: "id of the intake sheet customers order products on",
+    TEMPLATE_FOLDER_ID: "id of the folder holding the seven template sheets",
+    PRODUCTS_FOLDER_ID: "id of the folder holding one folder per product line",
+    FILING_INDEX_SHEET_ID: "id of the Filing Index sheet",
+    AzureWebJobsStorage: "storage connection string (Tables and Queues)",
+    JOBS_TABLE: "Azure Table holding one row per product job",
+    PROVISION_QUEUE: "queue carrying key-only provisioning messages",
+    INTAKE_SWEEP_SCHEDULE: "NCRONTAB schedule of the intake sweep",
+    REAPER_SCHEDULE: "NCRONTAB schedule of the reaper",
+    STALE_AFTER_MINUTES: "a job without progress for longer than this is taken over by the reaper",
+    MAX_RECOVERIES: "recoveries before a job is parked for a person",
+    SMARTSHEET_REQUESTS_PER_MINUTE: "request pacing per token",
+    SMARTSHEET_CALL_TIMEOUT_SECONDS: "client-side timeout of one Smartsheet request",
+    COPY_SETTLE_SECONDS: "wait after an ambiguous copy failure before listing the folder again",
+    ALERT_WEBHOOK_URL: "optional webhook that is POSTed when a job is parked",
+} as const;
+
+export type SettingName = keyof typeof SETTINGS;
+
+export const Config = z.object({
+    SMARTSHEET_ACCESS_TOKEN: z.string({ error: "missing" }).trim().min(1, "missing"),
+    SMARTSHEET_BASE_URL: z
+        .string()
+        .url("expected an absolute URL such as https://api.smartsheet.com/2.0/")
+        .transform((url) => (url.endsWith("/") ? url : `${url}/`))
+        .default("https://api.smartsheet.com/2.0/"),
+    INTAKE_SHEET_ID: smartsheetId("the intake sheet"),
+    TEMPLATE_FOLDER_ID: smartsheetId("the template folder"),
+    PRODUCTS_FOLDER_ID: smartsheetId("the products folder"),
+    FILING_INDEX_SHEET_ID: smartsheetId("the Filing Index sheet"),
+    AzureWebJobsStorage: z.string({ error: "missing" }).trim().min(1, "missing"),
+    JOBS_TABLE: tableName.default("SheetwrightJobs"),
+    PROVISION_QUEUE: queueName.default("provision-jobs"),
+    INTAKE_SWEEP_SCHEDULE: ncrontab.default("0 0,30 8-18 * * 1-5"),
+    REAPER_SCHEDULE: ncrontab.default("0 */5 * * * *"),
+    STALE_AFTER_MINUTES: wholeNumber(1, 24 * 60).default(15),
+    MAX_RECOVERIES: wholeNumber(1, 100).default(3),
+    SMARTSHEET_REQUESTS_PER_MINUTE: wholeNumber(1, 10_000).default(300),
+    SMARTSHEET_CALL_TIMEOUT_SECONDS: wholeNumber(1, 600).default(60),
+    COPY_SETTLE_SECONDS: wholeNumber(0, 600).default(10),
+    ALERT_WEBHOOK_URL: httpsOrLoopbackUrl.optional(),
+});
+export type Config = z.infer<typeof Config>;
+
+/** Start-up refused: lists every bad or missing setting at once, never a secret's value. */
+export class ConfigError extends Error {
+    constructor(readonly problems: string[]) {
+        super(
+            `Sheetwright cannot start: ${problems.length} setting${problems.length === 1 ? " is" : "s are"} wrong. ` +
+                `Fix them in the app settings (local.settings.json when running locally):\n` +
+                problems.map((problem) => `  - ${problem}`).join("\n"),
+        );
+        this.name = "ConfigError";
+    }
+}
+
+/** Reads and validates every setting; empty strings count as missing. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+    const input: Record<string, string> = {};
+    for (const name of Object.keys(SETTINGS)) {
+        const value = env[name];
+        if (value !== undefined && value.trim() !== "") input[name] = value;
+    }
+    const parsed = Config.safeParse(input);
+    if (parsed.success) return parsed.data;
+
+    const secret = env.SMARTSHEET_ACCESS_TOKEN?.trim();
+    const problems = parsed.error.issues.map((issue) => {
+        const name = String(issue.path[0] ?? "settings");
+        const meaning = name in SETTINGS ? ` (${SETTINGS[name as SettingName]})` : "";
+        const problem = `${name}: ${issue.message}${meaning}`;
+        return secret ? problem.split(secret).join("***") : problem;
+    });
+    throw new ConfigError(problems);
+}
+
+/** The configuration as it may be logged: the token reduced to whether it is set. */
+export function describeConfig(config: Config): Record<string, string | number> {
+    const shown: Record<string, string | number> = {};
+    for (const [name, value] of Object.entries(config)) {
+        if (value === undefined) continue;
+        if (name === "SMARTSHEET_ACCESS_TOKEN") shown[name] = "(set)";
+        else if (name === "AzureWebJobsStorage") shown[name] = String(value).replace(/AccountKey=[^;]+/i, "AccountKey=***");
+        else if (name === "ALERT_WEBHOOK_URL") shown[name] = String(value).replace(/\?.*$/, "?***");
+        else shown[name] = value;
+    }
+    return shown;
+}

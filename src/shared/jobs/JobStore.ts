@@ -1,0 +1,270 @@
+import { odata, RestError, type TableClient, type TransactionAction } from "@azure/data-tables";
+import { z } from "zod";
+import { ACTIVE_STATES, formatJobKey, JobRow, type JobKey, type JobRowInput, type JobState } from "./JobRow";
+
+/** A job row as read, with the ETag a conditional write must name. */
+export interface StoredJob {
+    row: JobRow;
+    etag: string;
+}
+
+/** Someone else wrote the row since it was read (HTTP 412): re-read and decide again. */
+export class JobConcurrencyError extends Error {
+    constructor(readonly key: JobKey) {
+        super(`Job ${formatJobKey(key)} changed since it was read (ETag mismatch); re-read it and try again.`);
+        this.name = "JobConcurrencyError";
+    }
+}
+
+/** The row is not in a state this write may start from; nothing was written. */
+export class JobStateConflictError extends Error {
+    constructor(
+        readonly key: JobKey,
+        readonly actual: JobState,
+        readonly allowed: readonly JobState[],
+    ) {
+        super(`Job ${formatJobKey(key)} is ${actual}; this write is only allowed from ${allowed.join(" or ")}.`);
+        this.name = "JobStateConflictError";
+    }
+}
+
+export class JobExistsError extends Error {
+    constructor(readonly key: JobKey) {
+        super(`Job ${formatJobKey(key)} already exists.`);
+        this.name = "JobExistsError";
+    }
+}
+
+export class JobNotFoundError extends Error {
+    constructor(readonly key: JobKey) {
+        super(`Job ${formatJobKey(key)} does not exist.`);
+        this.name = "JobNotFoundError";
+    }
+}
+
+/** A row that failed validation: it is reported, never silently repaired or dropped. */
+export class InvalidJobRowError extends Error {
+    constructor(
+        readonly key: JobKey,
+        readonly problems: string,
+    ) {
+        super(`Job ${formatJobKey(key)} has an invalid row in the table:\n${problems}`);
+        this.name = "InvalidJobRowError";
+    }
+}
+
+export interface WriteOptions {
+    /** States the row must be in for the write to happen (checked against the ETag-guarded read). */
+    from: readonly JobState[];
+}
+
+/** Active-index entry: one per queued, running or parked job, in the job's own partition. */
+const IndexEntry = z.object({
+    rowKey: z.string(),
+    jobRowKey: z.string(),
+    state: z.string(),
+    lastProgressAt: z.string(),
+});
+type IndexEntry = z.infer<typeof IndexEntry>;
+
+const INDEX_PREFIX = "active-";
+const INDEX_END = "active."; // the next character after "-": bounds the RowKey range
+const INT32_MAX = 2 ** 31 - 1;
+
+/**
+ * The Jobs table. One row per product request (PartitionKey = intake sheet id, RowKey = intake
+ * row id) plus, in the same partition, an index row `active-<rowId>` for every job that is
+ * queued, running or parked, written in the same transaction as the job row. The reaper and
+ * the reconciler read only the index, so their cost does not grow with finished jobs.
+ */
+export class JobStore {
+    /** Entities returned by the table so far (reads are what cost time and money). */
+    entitiesRead = 0;
+
+    constructor(private readonly table: TableClient) {}
+
+    async ensureTable(): Promise<void> {
+        await this.table.createTable();
+    }
+
+    async get(key: JobKey): Promise<StoredJob | undefined> {
+        try {
+            const entity = await this.table.getEntity<Record<string, unknown>>(key.pk, key.rk);
+            this.entitiesRead += 1;
+            return { row: decode(key, entity), etag: entity.etag };
+        } catch (error) {
+            if (error instanceof RestError && error.statusCode === 404) return undefined;
+            throw error;
+        }
+    }
+
+    async require(key: JobKey): Promise<StoredJob> {
+        const stored = await this.get(key);
+        if (!stored) throw new JobNotFoundError(key);
+        return stored;
+    }
+
+    /** Writes a new job row; a row that already exists is a `JobExistsError` and is left as is. */
+    async create(input: JobRowInput): Promise<StoredJob> {
+        const row = JobRow.parse(input);
+        const key = { pk: row.intakeSheetId, rk: row.intakeRowId };
+        const actions: TransactionAction[] = [["create", encode(row)]];
+        if (ACTIVE_STATES.includes(row.state)) actions.push(["create", indexEntity(row)]);
+        try {
+            const result = await this.table.submitTransaction(actions);
+            return { row, etag: etagOf(result.subResponses, key.rk) };
+        } catch (error) {
+            if (statusOf(error) === 409) throw new JobExistsError(key);
+            throw error;
+        }
+    }
+
+    /**
+     * Replaces `current` with `next` if nobody wrote the row since `current` was read and
+     * `current` is in one of the allowed states. Keys cannot change.
+     */
+    async replace(current: StoredJob, next: JobRowInput, options: WriteOptions): Promise<StoredJob> {
+        const key = { pk: current.row.intakeSheetId, rk: current.row.intakeRowId };
+        if (!options.from.includes(current.row.state)) {
+            throw new JobStateConflictError(key, current.row.state, options.from);
+        }
+        const row = JobRow.parse({ ...next, intakeSheetId: key.pk, intakeRowId: key.rk });
+        const wasActive = ACTIVE_STATES.includes(current.row.state);
+        const isActive = ACTIVE_STATES.includes(row.state);
+        const jobAction: TransactionAction = ["update", encode(row), "Replace", { etag: current.etag }];
+        const indexAction: TransactionAction | undefined = isActive
+            ? ["upsert", indexEntity(row), "Replace"]
+            : wasActive
+              ? ["delete", { partitionKey: key.pk, rowKey: INDEX_PREFIX + key.rk }]
+              : undefined;
+        try {
+            const result = await this.table.submitTransaction(indexAction ? [jobAction, indexAction] : [jobAction]);
+            return { row, etag: etagOf(result.subResponses, key.rk) };
+        } catch (error) {
+            const status = statusOf(error);
+            if (status === 412) throw new JobConcurrencyError(key);
+            if (status === 404 && indexAction?.[0] === "delete") {
+                // The index entry was already gone: write the job row alone.
+                const result = await this.table.submitTransaction([jobAction]).catch((retryError: unknown) => {
+                    throw statusOf(retryError) === 412 ? new JobConcurrencyError(key) : retryError;
+                });
+                return { row, etag: etagOf(result.subResponses, key.rk) };
+            }
+            throw error;
+        }
+    }
+
+    /**
+     * Read, change, conditionally write; on a concurrent write, read again and re-apply.
+     * `change` gets the latest row and returns the next one, or `undefined` to write nothing.
+     */
+    async update(
+        key: JobKey,
+        change: (row: JobRow) => JobRowInput | undefined,
+        options: WriteOptions & { attempts?: number },
+    ): Promise<StoredJob> {
+        const attempts = options.attempts ?? 20;
+        for (let attempt = 1; ; attempt++) {
+            const current = await this.require(key);
+            if (!options.from.includes(current.row.state)) {
+                throw new JobStateConflictError(key, current.row.state, options.from);
+            }
+            const next = change(structuredClone(current.row));
+            if (next === undefined || sameRow(current.row, JobRow.parse(next))) return current;
+            try {
+                return await this.replace(current, next, options);
+            } catch (error) {
+                if (!(error instanceof JobConcurrencyError) || attempt >= attempts) throw error;
+                await new Promise((resolve) => setTimeout(resolve, Math.min(200, 5 * attempt) * Math.random()));
+            }
+        }
+    }
+
+    /**
+     * Active jobs of one intake sheet, from the index only. `staleBefore` keeps those whose
+     * last progress is older than that instant.
+     */
+    async listActive(pk: string, filter: { states?: readonly JobState[]; staleBefore?: Date } = {}): Promise<StoredJob[]> {
+        const entries: IndexEntry[] = [];
+        let query = odata`PartitionKey eq ${pk} and RowKey ge ${INDEX_PREFIX} and RowKey lt ${INDEX_END}`;
+        if (filter.staleBefore) query += " and " + odata`lastProgressAt lt ${filter.staleBefore.toISOString()}`;
+        if (filter.states) query += ` and (${filter.states.map((state) => odata`state eq ${state}`).join(" or ")})`;
+        for await (const entity of this.table.listEntities({ queryOptions: { filter: query } })) {
+            this.entitiesRead += 1;
+            entries.push(IndexEntry.parse(entity));
+        }
+        const jobs: StoredJob[] = [];
+        for (const entry of entries) {
+            const stored = await this.get({ pk, rk: entry.jobRowKey });
+            if (stored) jobs.push(stored);
+        }
+        return jobs;
+    }
+
+    /** Every job of one intake sheet in a state; for finished states this reads the partition. */
+    async listByState(pk: string, state: JobState, limit = 1000): Promise<StoredJob[]> {
+        if (ACTIVE_STATES.includes(state)) return (await this.listActive(pk, { states: [state] })).slice(0, limit);
+        const jobs: StoredJob[] = [];
+        const filter = odata`PartitionKey eq ${pk} and kind eq ${"job"} and state eq ${state}`;
+        for await (const entity of this.table.listEntities<Record<string, unknown>>({ queryOptions: { filter } })) {
+            this.entitiesRead += 1;
+            jobs.push({ row: decode({ pk, rk: String(entity.rowKey) }, entity), etag: entity.etag });
+            if (jobs.length >= limit) break;
+        }
+        return jobs;
+    }
+}
+
+function encode(row: JobRow): Record<string, unknown> & { partitionKey: string; rowKey: string } {
+    const entity: Record<string, unknown> & { partitionKey: string; rowKey: string } = {
+        partitionKey: row.intakeSheetId,
+        rowKey: row.intakeRowId,
+        kind: "job",
+    };
+    for (const [name, value] of Object.entries(row)) {
+        if (value === undefined || name === "intakeSheetId" || name === "intakeRowId") continue;
+        if (typeof value === "object") entity[name] = JSON.stringify(value);
+        else if (typeof value === "number" && !(Number.isInteger(value) && Math.abs(value) <= INT32_MAX)) entity[name] = String(value);
+        else entity[name] = value;
+    }
+    return entity;
+}
+
+function decode(key: JobKey, entity: Record<string, unknown>): JobRow {
+    const fields: Record<string, unknown> = { intakeSheetId: key.pk, intakeRowId: key.rk };
+    for (const [name, value] of Object.entries(entity)) {
+        if (["partitionKey", "rowKey", "etag", "timestamp", "kind", "odata.metadata"].includes(name)) continue;
+        fields[name] = value;
+    }
+    const parsed = JobRow.safeParse(fields);
+    if (!parsed.success) throw new InvalidJobRowError(key, z.prettifyError(parsed.error));
+    return parsed.data;
+}
+
+function indexEntity(row: JobRow) {
+    return {
+        partitionKey: row.intakeSheetId,
+        rowKey: INDEX_PREFIX + row.intakeRowId,
+        kind: "index",
+        jobRowKey: row.intakeRowId,
+        state: row.state,
+        lastProgressAt: row.lastProgressAt,
+    };
+}
+
+function sameRow(a: JobRow, b: JobRow): boolean {
+    return JSON.stringify(encode(a)) === JSON.stringify(encode(b));
+}
+
+/** The job row's action always comes first in a transaction, and so does its answer. */
+function etagOf(subResponses: Array<{ etag?: string }>, rowKey: string): string {
+    const etag = subResponses[0]?.etag;
+    if (!etag) throw new Error(`The table did not return an ETag for job row ${rowKey}.`);
+    return etag;
+}
+
+function statusOf(error: unknown): number | undefined {
+    if (error instanceof RestError) return error.statusCode;
+    const status = (error as { statusCode?: unknown })?.statusCode;
+    return typeof status === "number" ? status : undefined;
+}

@@ -1,0 +1,337 @@
+import { createClient } from "smartsheet";
+import { create as createRequestor } from "smartsheet/dist/lib/utils/httpRequestor";
+import { z } from "zod";
+import {
+    AmbiguousWriteError,
+    PermanentSmartsheetError,
+    SmartsheetError,
+    TransientSmartsheetError,
+} from "./errors";
+import {
+    Column,
+    CrossSheetReference,
+    FolderChild,
+    FolderChildrenPage,
+    FolderRef,
+    Row,
+    Sheet,
+    SheetRef,
+    SheetSummary,
+    SummaryField,
+    WriteAck,
+    writeResult,
+} from "./model";
+import { callContext, createPacedTransport, type CallContext } from "./pacedTransport";
+import { RateLimiter, systemClock, type Clock } from "./RateLimiter";
+import type {
+    CallTally,
+    ChildKind,
+    ColumnUpdate,
+    CopySheetRequest,
+    GetSheetOptions,
+    NewCrossSheetReference,
+    NewRow,
+    NewSummaryField,
+    RowUpdate,
+    SmartsheetPort,
+    SummaryFieldUpdate,
+} from "./SmartsheetPort";
+
+export interface SdkSmartsheetOptions {
+    accessToken: string;
+    /** Must end in `/` (the SDK appends paths to it verbatim). */
+    baseUrl: string;
+    /** Pacing; Smartsheet allows 300 requests per minute per token. */
+    requestsPerMinute?: number;
+    /** Client-side timeout of each HTTP request. */
+    callTimeoutMs?: number;
+    /** Back-off after a 429: `baseMs` doubling up to `maxMs`, given up after `maxTotalMs`. */
+    rateLimitBackoff?: { baseMs: number; maxMs: number; maxTotalMs: number };
+    /** Re-sends of idempotent calls (GET, PUT, DELETE) on 4001/4002/4004. */
+    idempotentRetries?: { attempts: number; baseMs: number };
+    /** Share one limiter between adapters that use the same token. */
+    limiter?: RateLimiter;
+    clock?: Clock;
+    log?: (message: string) => void;
+}
+
+interface RetryOptions {
+    calcRetryBackoff: (retryCount: number, error?: { errorCode?: number }) => number;
+    maxRetryDurationMillis: number;
+}
+
+/** The part of the SDK client this adapter uses (the SDK types `sheets` as `any`). */
+interface SdkClient {
+    folders: {
+        getFolderChildren(options: object): Promise<unknown>;
+        createChildFolder(options: object): Promise<unknown>;
+    };
+    sheets: Record<
+        | "copySheet"
+        | "updateSheet"
+        | "getSheet"
+        | "deleteSheet"
+        | "addRows"
+        | "updateRow"
+        | "updateColumn"
+        | "createCrossSheetReference"
+        | "getSummary"
+        | "addSummaryFields"
+        | "updateSummaryFields",
+        (options: object) => Promise<unknown>
+    >;
+}
+
+const RETRYABLE_SERVER_CODES = new Set([4001, 4002, 4004]);
+const NEVER_SENT = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "ERR_INVALID_URL"]);
+
+/**
+ * The one Smartsheet adapter, over the official SDK. It paces requests, absorbs 429s, never
+ * re-sends a non-idempotent POST (the SDK would, on 4001–4004), times every request out,
+ * classifies failures and counts calls by operation.
+ */
+export class SdkSmartsheet implements SmartsheetPort {
+    private readonly sdk: SdkClient;
+    private readonly limiter: RateLimiter;
+    private readonly tallies: CallTally[];
+    private readonly tally: CallTally = emptyTally();
+
+    constructor(
+        private readonly options: SdkSmartsheetOptions,
+        shared?: { sdk: SdkClient; limiter: RateLimiter; parentTallies: CallTally[] },
+    ) {
+        this.limiter =
+            shared?.limiter ??
+            options.limiter ??
+            new RateLimiter(options.requestsPerMinute ?? 300, 60_000, options.clock ?? systemClock);
+        this.sdk = shared?.sdk ?? buildSdk(options, this.limiter);
+        this.tallies = [this.tally, ...(shared?.parentTallies ?? [])];
+    }
+
+    /** An adapter sharing this one's client and pacing, counting its own calls (and ours). */
+    withOwnTally(): SdkSmartsheet {
+        return new SdkSmartsheet(this.options, { sdk: this.sdk, limiter: this.limiter, parentTallies: this.tallies });
+    }
+
+    calls(): CallTally {
+        return { total: this.tally.total, byOperation: { ...this.tally.byOperation }, rateLimited: this.tally.rateLimited };
+    }
+
+    async listFolderChildren(folderId: number, kinds: ChildKind[] = ["sheets", "folders"]): Promise<FolderChild[]> {
+        const children: FolderChild[] = [];
+        let lastKey: string | undefined;
+        do {
+            const page = await this.call("getFolderChildren", true, FolderChildrenPage, (retry) =>
+                this.sdk.folders.getFolderChildren({
+                    folderId,
+                    queryParameters: { childrenResourceTypes: kinds.join(","), maxItems: 1000, lastKey },
+                    ...retry,
+                }),
+            );
+            children.push(...page.data);
+            lastKey = page.lastKey;
+        } while (lastKey);
+        return children;
+    }
+
+    async createFolder(parentFolderId: number, name: string) {
+        const answer = await this.call("createFolder", false, writeResult(FolderRef), (retry) =>
+            this.sdk.folders.createChildFolder({ folderId: parentFolderId, body: { name }, ...retry }),
+        );
+        return answer.result;
+    }
+
+    async copySheet(sheetId: number, request: CopySheetRequest) {
+        const answer = await this.call("copySheet", false, writeResult(SheetRef), (retry) =>
+            this.sdk.sheets.copySheet({
+                sheetId,
+                body: { destinationType: "folder", destinationId: request.destinationFolderId, newName: request.newName },
+                queryParameters: request.include.length > 0 ? { include: request.include.join(",") } : undefined,
+                ...retry,
+            }),
+        );
+        return answer.result;
+    }
+
+    async renameSheet(sheetId: number, name: string) {
+        const answer = await this.call("updateSheet", true, writeResult(SheetRef), (retry) =>
+            this.sdk.sheets.updateSheet({ sheetId, body: { name }, ...retry }),
+        );
+        return answer.result;
+    }
+
+    async getSheet(sheetId: number, options: GetSheetOptions = {}): Promise<Sheet> {
+        const query = {
+            include: options.include?.join(","),
+            columnIds: options.columnIds?.join(","),
+            rowIds: options.rowIds?.join(","),
+        };
+        const read = (page?: number) =>
+            this.call("getSheet", true, Sheet, (retry) =>
+                this.sdk.sheets.getSheet({
+                    sheetId,
+                    queryParameters: page === undefined ? query : { ...query, page, pageSize: options.pageSize },
+                    ...retry,
+                }),
+            );
+        if (!options.pageSize) return read();
+
+        const first = await read(1);
+        const rows = [...first.rows];
+        for (let page = 2; rows.length < (first.totalRowCount ?? 0); page++) {
+            const next = await read(page);
+            if (next.rows.length === 0) break;
+            rows.push(...next.rows);
+        }
+        return { ...first, rows };
+    }
+
+    async createCrossSheetReference(sheetId: number, reference: NewCrossSheetReference) {
+        const answer = await this.call("createCrossSheetReference", false, writeResult(CrossSheetReference), (retry) =>
+            this.sdk.sheets.createCrossSheetReference({ sheetId, body: reference, ...retry }),
+        );
+        return answer.result;
+    }
+
+    async getSummaryFields(sheetId: number) {
+        const summary = await this.call("getSummary", true, SheetSummary, (retry) =>
+            this.sdk.sheets.getSummary({ sheetId, ...retry }),
+        );
+        return summary.fields;
+    }
+
+    async addSummaryFields(sheetId: number, fields: NewSummaryField[]) {
+        const answer = await this.call("addSummaryFields", false, writeResult(z.array(SummaryField)), (retry) =>
+            this.sdk.sheets.addSummaryFields({ sheetId, body: fields, ...retry }),
+        );
+        return answer.result;
+    }
+
+    async updateSummaryFields(sheetId: number, fields: SummaryFieldUpdate[]) {
+        const answer = await this.call("updateSummaryFields", true, writeResult(z.array(SummaryField)), (retry) =>
+            this.sdk.sheets.updateSummaryFields({ sheetId, body: fields, ...retry }),
+        );
+        return answer.result;
+    }
+
+    async updateRows(sheetId: number, rows: RowUpdate[]) {
+        const answer = await this.call("updateRows", true, writeResult(z.array(Row)), (retry) =>
+            this.sdk.sheets.updateRow({ sheetId, body: rows, ...retry }),
+        );
+        return answer.result;
+    }
+
+    async addRows(sheetId: number, rows: NewRow[]) {
+        const answer = await this.call("addRows", false, writeResult(z.array(Row)), (retry) =>
+            this.sdk.sheets.addRows({ sheetId, body: rows, ...retry }),
+        );
+        return answer.result;
+    }
+
+    async updateColumn(sheetId: number, columnId: number, update: ColumnUpdate) {
+        const answer = await this.call("updateColumn", true, writeResult(Column), (retry) =>
+            this.sdk.sheets.updateColumn({ sheetId, columnId, body: update, ...retry }),
+        );
+        return answer.result;
+    }
+
+    async deleteSheet(sheetId: number): Promise<void> {
+        await this.call("deleteSheet", true, WriteAck, (retry) => this.sdk.sheets.deleteSheet({ sheetId, ...retry }));
+    }
+
+    private async call<T>(
+        operation: string,
+        idempotent: boolean,
+        schema: z.ZodType<T>,
+        invoke: (retry: RetryOptions) => Promise<unknown>,
+    ): Promise<T> {
+        const context: CallContext = { operation, tallies: this.tallies };
+        let answer: unknown;
+        try {
+            answer = await callContext.run(context, () => invoke(this.retryOptions(operation, idempotent)));
+        } catch (error) {
+            throw classify(operation, idempotent, error, context);
+        }
+        const parsed = schema.safeParse(answer);
+        if (parsed.success) return parsed.data;
+        const message = `Smartsheet answered ${operation} with an unexpected shape: ${z.prettifyError(parsed.error)}`;
+        // A write that returned something unreadable still happened.
+        throw idempotent
+            ? new PermanentSmartsheetError(message, { operation })
+            : new AmbiguousWriteError(message, { operation });
+    }
+
+    private retryOptions(operation: string, idempotent: boolean): RetryOptions {
+        const rateLimit = this.options.rateLimitBackoff ?? { baseMs: 2_000, maxMs: 60_000, maxTotalMs: 300_000 };
+        const resend = this.options.idempotentRetries ?? { attempts: 3, baseMs: 1_000 };
+        return {
+            maxRetryDurationMillis: rateLimit.maxTotalMs,
+            calcRetryBackoff: (retryCount, error) => {
+                if (error?.errorCode === 4003) {
+                    // Rejected before processing: safe to re-send any call, POSTs included.
+                    const delay = Math.min(rateLimit.maxMs, rateLimit.baseMs * 2 ** retryCount);
+                    this.limiter.pauseFor(delay);
+                    this.options.log?.(`Smartsheet ${operation}: rate limited (429); retrying in ${delay} ms`);
+                    return delay;
+                }
+                if (idempotent && RETRYABLE_SERVER_CODES.has(error?.errorCode ?? 0) && retryCount < resend.attempts) {
+                    return resend.baseMs * 2 ** retryCount;
+                }
+                return -1;
+            },
+        };
+    }
+}
+
+function buildSdk(options: SdkSmartsheetOptions, limiter: RateLimiter): SdkClient {
+    if (!options.baseUrl.endsWith("/")) {
+        throw new TypeError(`The Smartsheet base URL must end in "/" (got "${options.baseUrl}").`);
+    }
+    const requestor = createRequestor({
+        request: createPacedTransport(limiter, options.callTimeoutMs ?? 60_000),
+        // Per-call retry options replace these; this default re-sends nothing.
+        calcRetryBackoff: () => -1,
+    });
+    return createClient({ accessToken: options.accessToken, baseUrl: options.baseUrl, requestor }) as unknown as SdkClient;
+}
+
+function emptyTally(): CallTally {
+    return { total: 0, byOperation: {}, rateLimited: 0 };
+}
+
+/** Turns what the SDK rejected with into a transient, permanent or ambiguous-write error. */
+function classify(operation: string, idempotent: boolean, error: unknown, context: CallContext): SmartsheetError {
+    if (error instanceof SmartsheetError) return error;
+    const network = context.networkError;
+    if (network) {
+        const message = `Smartsheet ${operation} got no answer: ${network.code} (${network.message})`;
+        if (NEVER_SENT.has(network.code) || idempotent) {
+            return new TransientSmartsheetError(message, { operation, cause: network.code });
+        }
+        return new AmbiguousWriteError(`${message}; the write may have happened: list before creating again`, {
+            operation,
+            cause: network.code,
+        });
+    }
+
+    const answer = (error ?? {}) as { statusCode?: number; errorCode?: number; message?: unknown; refId?: string };
+    const statusCode = typeof answer.statusCode === "number" ? answer.statusCode : undefined;
+    const errorCode = typeof answer.errorCode === "number" ? answer.errorCode : undefined;
+    const text = typeof answer.message === "string" ? answer.message.replace(/\s+/g, " ").slice(0, 300) : "";
+    const details = { operation, statusCode, errorCode, refId: answer.refId };
+    const summary =
+        `Smartsheet ${operation} failed with ${statusCode ?? "no status"}` +
+        (errorCode !== undefined ? `/${errorCode}` : "") +
+        (text ? `: ${text}` : "") +
+        (answer.refId ? ` (refId ${answer.refId})` : "");
+
+    if (statusCode === 429 || errorCode === 4003) {
+        return new TransientSmartsheetError(`${summary}; rate-limit retries exhausted`, details);
+    }
+    if (statusCode === undefined || statusCode >= 500 || statusCode === 408) {
+        return idempotent
+            ? new TransientSmartsheetError(summary, details)
+            : new AmbiguousWriteError(`${summary}; the write may have happened: list before creating again`, details);
+    }
+    return new PermanentSmartsheetError(summary, details);
+}

@@ -1,0 +1,101 @@
+import type {
+    Column,
+    CrossSheetReference,
+    FolderChild,
+    FolderRef,
+    Row,
+    Sheet,
+    SheetRef,
+    SummaryField,
+} from "./model";
+
+export type ChildKind = "sheets" | "folders";
+
+/** What a sheet copy brings along besides columns and summary fields. */
+export type CopyInclude = "data" | "cellLinks" | "attachments" | "discussions" | "filters" | "forms" | "rules";
+
+export interface CopySheetRequest {
+    destinationFolderId: number;
+    /** The copy's final name: renaming is folded into the copy. */
+    newName: string;
+    include: CopyInclude[];
+}
+
+export interface GetSheetOptions {
+    /** `crossSheetReferences` adds the sheet's references. */
+    include?: Array<"crossSheetReferences" | "objectValue">;
+    columnIds?: number[];
+    rowIds?: number[];
+    /** Read the rows in pages of this size (one call each) instead of all at once. */
+    pageSize?: number;
+}
+
+export type CellWrite =
+    | { columnId: number; value: string | number | boolean | null; strict?: boolean }
+    | { columnId: number; formula: string };
+
+export interface RowUpdate {
+    id: number;
+    cells: CellWrite[];
+}
+
+export interface NewRow {
+    toBottom?: true;
+    toTop?: true;
+    cells: CellWrite[];
+}
+
+export interface NewCrossSheetReference {
+    name: string;
+    sourceSheetId: number;
+    startColumnId?: number;
+    endColumnId?: number;
+    startRowId?: number;
+    endRowId?: number;
+}
+
+export interface ColumnUpdate {
+    formula?: string;
+    title?: string;
+}
+
+export interface NewSummaryField {
+    title: string;
+    type: "TEXT_NUMBER";
+    objectValue?: string | number;
+    formula?: string;
+}
+
+export type SummaryFieldUpdate = { id: number; objectValue: string | number | null } | { id: number; formula: string };
+
+/** Calls made, counted by Smartsheet operation (one per HTTP request, retries included). */
+export interface CallTally {
+    total: number;
+    byOperation: Record<string, number>;
+    /** How many of those requests Smartsheet refused with 429. */
+    rateLimited: number;
+}
+
+/**
+ * What Sheetwright needs from Smartsheet: not the SDK surface. Every method either resolves
+ * or rejects with a `SmartsheetError` (transient, permanent, or ambiguous write).
+ */
+export interface SmartsheetPort {
+    /** All children of a folder, every page of `GET /folders/{id}/children`. */
+    listFolderChildren(folderId: number, kinds?: ChildKind[]): Promise<FolderChild[]>;
+    createFolder(parentFolderId: number, name: string): Promise<FolderRef>;
+    /** Not idempotent: Smartsheet has no idempotency key for copies. */
+    copySheet(sheetId: number, request: CopySheetRequest): Promise<SheetRef>;
+    renameSheet(sheetId: number, name: string): Promise<SheetRef>;
+    getSheet(sheetId: number, options?: GetSheetOptions): Promise<Sheet>;
+    createCrossSheetReference(sheetId: number, reference: NewCrossSheetReference): Promise<CrossSheetReference>;
+    getSummaryFields(sheetId: number): Promise<SummaryField[]>;
+    addSummaryFields(sheetId: number, fields: NewSummaryField[]): Promise<SummaryField[]>;
+    updateSummaryFields(sheetId: number, fields: SummaryFieldUpdate[]): Promise<SummaryField[]>;
+    updateRows(sheetId: number, rows: RowUpdate[]): Promise<Row[]>;
+    addRows(sheetId: number, rows: NewRow[]): Promise<Row[]>;
+    updateColumn(sheetId: number, columnId: number, update: ColumnUpdate): Promise<Column>;
+    deleteSheet(sheetId: number): Promise<void>;
+    /** The calls this port has made so far. */
+    calls(): CallTally;
+}

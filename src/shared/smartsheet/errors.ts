@@ -1,0 +1,76 @@
+/** How a failed Smartsheet call should be treated by whoever made it. */
+export type SmartsheetFailureKind = "transient" | "permanent";
+
+export interface SmartsheetErrorDetails {
+    operation: string;
+    statusCode?: number;
+    /** Smartsheet's own error code, e.g. 1041 (value too long) or 4003 (rate limit). */
+    errorCode?: number;
+    refId?: string;
+    /** Network-level cause (timeout, ECONNRESET…) when no HTTP answer arrived. */
+    cause?: string;
+}
+
+/** A serialisable description of a failed call, for activity results and job rows. */
+export interface SmartsheetFailure extends SmartsheetErrorDetails {
+    kind: SmartsheetFailureKind;
+    ambiguous: boolean;
+    message: string;
+}
+
+export abstract class SmartsheetError extends Error {
+    abstract readonly kind: SmartsheetFailureKind;
+    /** True when a write may have been carried out although the call failed. */
+    readonly ambiguous: boolean = false;
+    readonly operation: string;
+    readonly statusCode?: number;
+    readonly errorCode?: number;
+    readonly refId?: string;
+    readonly causeCode?: string;
+
+    constructor(message: string, details: SmartsheetErrorDetails) {
+        super(message);
+        this.name = new.target.name;
+        this.operation = details.operation;
+        this.statusCode = details.statusCode;
+        this.errorCode = details.errorCode;
+        this.refId = details.refId;
+        this.causeCode = details.cause;
+    }
+
+    toFailure(): SmartsheetFailure {
+        return {
+            kind: this.kind,
+            ambiguous: this.ambiguous,
+            message: this.message,
+            operation: this.operation,
+            statusCode: this.statusCode,
+            errorCode: this.errorCode,
+            refId: this.refId,
+            cause: this.causeCode,
+        };
+    }
+}
+
+/** Worth retrying later: rate limit, 5xx, timeouts, resets. */
+export class TransientSmartsheetError extends SmartsheetError {
+    readonly kind = "transient" as const;
+}
+
+/** Retrying will not help (4xx other than 429): a person has to change something first. */
+export class PermanentSmartsheetError extends SmartsheetError {
+    readonly kind = "permanent" as const;
+}
+
+/**
+ * A non-idempotent write (copy, create folder, add rows…) failed in a way that does not tell
+ * whether Smartsheet carried it out (4002, 5xx, timeout, reset). Never re-send it blindly:
+ * wait a settle interval, list the destination and adopt what is there.
+ */
+export class AmbiguousWriteError extends TransientSmartsheetError {
+    override readonly ambiguous = true;
+}
+
+export function isSmartsheetError(error: unknown): error is SmartsheetError {
+    return error instanceof SmartsheetError;
+}

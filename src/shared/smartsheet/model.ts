@@ -1,0 +1,105 @@
+import { z } from "zod";
+
+/** Smartsheet ids are JSON numbers; real ones have 16 digits and stay within safe integers. */
+export const SmartsheetId = z.number().int().positive().refine(Number.isSafeInteger, "id beyond 2^53");
+export type SmartsheetId = z.infer<typeof SmartsheetId>;
+
+export const FolderChild = z.object({
+    id: SmartsheetId,
+    name: z.string(),
+    resourceType: z.string(),
+    permalink: z.string().optional(),
+    createdAt: z.string().optional(),
+    modifiedAt: z.string().optional(),
+});
+export type FolderChild = z.infer<typeof FolderChild>;
+
+export const FolderChildrenPage = z.object({
+    data: z.array(FolderChild),
+    lastKey: z.string().optional(),
+});
+
+export const FolderRef = z.object({ id: SmartsheetId, name: z.string(), permalink: z.string().optional() });
+export type FolderRef = z.infer<typeof FolderRef>;
+
+export const SheetRef = z.object({
+    id: SmartsheetId,
+    name: z.string(),
+    permalink: z.string().optional(),
+    accessLevel: z.string().optional(),
+});
+export type SheetRef = z.infer<typeof SheetRef>;
+
+export const Column = z.object({
+    id: SmartsheetId,
+    index: z.number().int(),
+    title: z.string(),
+    type: z.string(),
+    primary: z.boolean().optional(),
+    formula: z.string().optional(),
+    options: z.array(z.string()).optional(),
+});
+export type Column = z.infer<typeof Column>;
+
+const CellValue = z.union([z.string(), z.number(), z.boolean()]);
+
+export const Cell = z.object({
+    columnId: SmartsheetId,
+    value: CellValue.optional(),
+    displayValue: z.string().optional(),
+    formula: z.string().optional(),
+});
+export type Cell = z.infer<typeof Cell>;
+
+export const Row = z.object({
+    id: SmartsheetId,
+    rowNumber: z.number().int(),
+    modifiedAt: z.string().optional(),
+    cells: z.array(Cell).default([]),
+});
+export type Row = z.infer<typeof Row>;
+
+export const CrossSheetReference = z.object({
+    id: SmartsheetId.optional(),
+    name: z.string(),
+    sourceSheetId: SmartsheetId,
+    startRowId: SmartsheetId.optional(),
+    endRowId: SmartsheetId.optional(),
+    startColumnId: SmartsheetId.optional(),
+    endColumnId: SmartsheetId.optional(),
+    status: z.string().optional(),
+});
+export type CrossSheetReference = z.infer<typeof CrossSheetReference>;
+
+export const Sheet = z.object({
+    id: SmartsheetId,
+    name: z.string(),
+    version: z.number().int().optional(),
+    totalRowCount: z.number().int().nonnegative().optional(),
+    permalink: z.string().optional(),
+    hasSummaryFields: z.boolean().optional(),
+    columns: z.array(Column).default([]),
+    rows: z.array(Row).default([]),
+    crossSheetReferences: z.array(CrossSheetReference).optional(),
+});
+export type Sheet = z.infer<typeof Sheet>;
+
+export const SummaryField = z.object({
+    id: SmartsheetId,
+    index: z.number().int().optional(),
+    title: z.string(),
+    type: z.string().optional(),
+    objectValue: z.unknown().optional(),
+    displayValue: z.string().optional(),
+    formula: z.string().optional(),
+});
+export type SummaryField = z.infer<typeof SummaryField>;
+
+export const SheetSummary = z.object({ fields: z.array(SummaryField).default([]) });
+
+/** Write envelope: `{ message, resultCode, result }`. */
+export function writeResult<T extends z.ZodType>(result: T) {
+    return z.object({ message: z.string(), resultCode: z.number(), result });
+}
+
+export const WriteAck = z.object({ message: z.string(), resultCode: z.number() });

@@ -1,0 +1,20 @@
+import type { TestProject } from "vitest/node";
+import { startAzurite, type RunningAzurite } from "../../tools/azurite/startAzurite";
+
+let azurite: RunningAzurite | undefined;
+
+/** One Azurite for the whole run; tests isolate themselves by table, queue and hub names. */
+export async function setup(project: TestProject): Promise<void> {
+    azurite = await startAzurite({ tablePort: 0, queuePort: 0 });
+    project.provide("azuriteConnectionString", azurite.connectionString);
+}
+
+export async function teardown(): Promise<void> {
+    await azurite?.stop();
+}
+
+declare module "vitest" {
+    export interface ProvidedContext {
+        azuriteConnectionString: string;
+    }
+}

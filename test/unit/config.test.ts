@@ -1,0 +1,100 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, describeConfig, loadConfig } from "../../src/shared/config";
+
+const TOKEN = "tok_9f8e7d6c5b4a39281706f5e4d3c2b1a0SECRET";
+
+const valid = {
+    SMARTSHEET_ACCESS_TOKEN: TOKEN,
+    INTAKE_SHEET_ID: "4583173393803140",
+    TEMPLATE_FOLDER_ID: "1234567890123456",
+    PRODUCTS_FOLDER_ID: "2234567890123456",
+    FILING_INDEX_SHEET_ID: "3234567890123456",
+    AzureWebJobsStorage: "UseDevelopmentStorage=true",
+};
+
+function problemsOf(env: Record<string, string>): ConfigError {
+    try {
+        loadConfig(env);
+    } catch (error) {
+        if (error instanceof ConfigError) return error;
+        throw error;
+    }
+    throw new Error("expected loadConfig to refuse these settings");
+}
+
+describe("loadConfig", () => {
+    it("accepts the required settings and fills in every default", () => {
+        const config = loadConfig(valid);
+        expect(config).toMatchObject({
+            INTAKE_SHEET_ID: 4583173393803140,
+            SMARTSHEET_BASE_URL: "https://api.smartsheet.com/2.0/",
+            JOBS_TABLE: "SheetwrightJobs",
+            PROVISION_QUEUE: "provision-jobs",
+            INTAKE_SWEEP_SCHEDULE: "0 0,30 8-18 * * 1-5",
+            STALE_AFTER_MINUTES: 15,
+            MAX_RECOVERIES: 3,
+            SMARTSHEET_REQUESTS_PER_MINUTE: 300,
+        });
+    });
+
+    it("names every missing setting in one error", () => {
+        const error = problemsOf({});
+        for (const name of [
+            "SMARTSHEET_ACCESS_TOKEN",
+            "INTAKE_SHEET_ID",
+            "TEMPLATE_FOLDER_ID",
+            "PRODUCTS_FOLDER_ID",
+            "FILING_INDEX_SHEET_ID",
+            "AzureWebJobsStorage",
+        ]) {
+            expect(error.message).toContain(`${name}:`);
+        }
+        expect(error.problems).toHaveLength(6);
+    });
+
+    it("treats blank values as missing", () => {
+        const error = problemsOf({ ...valid, INTAKE_SHEET_ID: "   " });
+        expect(error.problems).toEqual([expect.stringMatching(/^INTAKE_SHEET_ID: /)]);
+    });
+
+    it("says what is wrong with each bad value and what it means", () => {
+        const error = problemsOf({
+            ...valid,
+            INTAKE_SHEET_ID: "sheet-one",
+            PROVISION_QUEUE: "Provision_Jobs",
+            STALE_AFTER_MINUTES: "0",
+            INTAKE_SWEEP_SCHEDULE: "*/5 * * * *",
+            SMARTSHEET_BASE_URL: "not a url",
+            ALERT_WEBHOOK_URL: "http://alerts.example.com/hook",
+        });
+        expect(error.problems).toHaveLength(6);
+        expect(error.message).toMatch(/INTAKE_SHEET_ID: expected the numeric Smartsheet id of the intake sheet/);
+        expect(error.message).toMatch(/PROVISION_QUEUE: expected 3–63 lowercase letters/);
+        expect(error.message).toMatch(/STALE_AFTER_MINUTES: expected a whole number from 1 to 1440/);
+        expect(error.message).toMatch(/INTAKE_SWEEP_SCHEDULE: expected a 6-field NCRONTAB schedule/);
+        expect(error.message).toMatch(/SMARTSHEET_BASE_URL: expected an absolute URL/);
+        expect(error.message).toMatch(/ALERT_WEBHOOK_URL: expected an https URL/);
+    });
+
+    it("adds the trailing slash the SDK needs to the base URL", () => {
+        expect(loadConfig({ ...valid, SMARTSHEET_BASE_URL: "http://127.0.0.1:7072/2.0" }).SMARTSHEET_BASE_URL).toBe(
+            "http://127.0.0.1:7072/2.0/",
+        );
+    });
+
+    it("never puts the token into an error, even when the token itself is a bad value elsewhere", () => {
+        const error = problemsOf({ ...valid, INTAKE_SHEET_ID: TOKEN, JOBS_TABLE: TOKEN, MAX_RECOVERIES: TOKEN, SMARTSHEET_BASE_URL: TOKEN });
+        expect(error.problems.length).toBeGreaterThanOrEqual(3);
+        expect(error.message).not.toContain(TOKEN);
+        expect(JSON.stringify(error)).not.toContain(TOKEN);
+    });
+
+    it("describes the configuration for the log without the token or the storage key", () => {
+        const shown = JSON.stringify(
+            describeConfig(loadConfig({ ...valid, AzureWebJobsStorage: "DefaultEndpointsProtocol=https;AccountName=a;AccountKey=c2VjcmV0;" })),
+        );
+        expect(shown).not.toContain(TOKEN);
+        expect(shown).not.toContain("c2VjcmV0");
+        expect(shown).toContain('"SMARTSHEET_ACCESS_TOKEN":"(set)"');
+    });
+});
