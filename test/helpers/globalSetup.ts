@@ -1,4 +1,4 @@
-import type { TestProject } from "vitest/node";
+import type { TestProject } from "vitest/node" with { "resolution-mode": "import" };
 import { startAzurite, type RunningAzurite } from "../../tools/azurite/startAzurite";
 
 let azurite: RunningAzurite | undefined;

@@ -178,10 +178,13 @@ export class SdkSmartsheet implements SmartsheetPort {
 
         const first = await read(1);
         const rows = [...first.rows];
+        const seen = new Set(rows.map((row) => row.id));
         for (let page = 2; rows.length < (first.totalRowCount ?? 0); page++) {
-            const next = await read(page);
-            if (next.rows.length === 0) break;
-            rows.push(...next.rows);
+            // A page past the end repeats the last page; filtered reads end before totalRowCount.
+            const fresh = (await read(page)).rows.filter((row) => !seen.has(row.id));
+            if (fresh.length === 0) break;
+            for (const row of fresh) seen.add(row.id);
+            rows.push(...fresh);
         }
         return { ...first, rows };
     }

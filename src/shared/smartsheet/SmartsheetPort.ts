@@ -98,4 +98,6 @@ export interface SmartsheetPort {
     deleteSheet(sheetId: number): Promise<void>;
     /** The calls this port has made so far. */
     calls(): CallTally;
+    /** A port sharing this one's connection and pacing that also counts its own calls. */
+    withOwnTally(): SmartsheetPort;
 }

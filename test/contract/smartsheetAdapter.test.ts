@@ -1,0 +1,334 @@
+import { createServer } from "node:net";
+import { describe, expect, it } from "vitest";
+import {
+    AmbiguousWriteError,
+    PermanentSmartsheetError,
+    TransientSmartsheetError,
+} from "../../src/shared/smartsheet/errors";
+import { SdkSmartsheet, type SdkSmartsheetOptions } from "../../src/shared/smartsheet/SdkSmartsheet";
+import type { RunningSimulator } from "../../tools/smartsheet-sim";
+import { useSimulator } from "../sim/simTestKit";
+
+const TOKEN = "sim-token";
+
+/** The adapter as the app builds it, pointed at the simulator, with test-sized back-offs. */
+function adapter(sim: RunningSimulator, options: Partial<SdkSmartsheetOptions> = {}): SdkSmartsheet {
+    return new SdkSmartsheet({
+        accessToken: TOKEN,
+        baseUrl: sim.baseUrl,
+        requestsPerMinute: 10_000,
+        callTimeoutMs: 5_000,
+        rateLimitBackoff: { baseMs: 100, maxMs: 1_000, maxTotalMs: 20_000 },
+        idempotentRetries: { attempts: 3, baseMs: 10 },
+        ...options,
+    });
+}
+
+function anchors(sim: RunningSimulator) {
+    const state = sim.core.state();
+    const byName = (name: string) => state.sheets.find((sheet) => sheet.name === name && sheet.folderId === state.templateFolderId)!;
+    return {
+        templateFolderId: state.templateFolderId!,
+        productsFolderId: state.productsFolderId!,
+        intakeSheetId: state.intakeSheetId!,
+        industrialFolderId: state.folders.find((folder) => folder.name === "Industrial")!.id,
+        template: byName,
+    };
+}
+
+function sheetsNamed(sim: RunningSimulator, name: string) {
+    return sim.core.state().sheets.filter((sheet) => sheet.name === name);
+}
+
+describe("SdkSmartsheet against the simulator, through the official SDK", () => {
+    const context = useSimulator();
+
+    it("copies a sheet under its final name, and the copy is listed in the folder", async () => {
+        const { sim } = context;
+        const smartsheet = adapter(sim);
+        const { template, industrialFolderId } = anchors(sim);
+        const copy = await smartsheet.copySheet(template("Approvals").id, {
+            destinationFolderId: industrialFolderId,
+            newName: "IND-1042 Hydraulic Pump - Approvals",
+            include: ["data", "cellLinks"],
+        });
+        expect(copy).toMatchObject({ name: "IND-1042 Hydraulic Pump - Approvals" });
+        expect(copy.id).not.toBe(template("Approvals").id);
+        const children = await smartsheet.listFolderChildren(industrialFolderId);
+        expect(children).toContainEqual(expect.objectContaining({ id: copy.id, name: copy.name, resourceType: "sheet" }));
+    });
+
+    it("keeps the copy's formulas pointing at the template's sheets (single-sheet copies do not remap)", async () => {
+        const { sim } = context;
+        const smartsheet = adapter(sim);
+        const { template, industrialFolderId } = anchors(sim);
+        const copy = await smartsheet.copySheet(template("Approvals").id, {
+            destinationFolderId: industrialFolderId,
+            newName: "IND-1042 - Approvals",
+            include: ["data", "cellLinks"],
+        });
+        const sheet = await smartsheet.getSheet(copy.id, { include: ["crossSheetReferences"] });
+        expect(sheet.crossSheetReferences).toEqual([
+            expect.objectContaining({ name: "Change Log Document", sourceSheetId: template("Change Log").id }),
+        ]);
+        const formulas = sheet.rows.flatMap((row) => row.cells.map((cell) => cell.formula).filter(Boolean));
+        expect(formulas.length).toBeGreaterThan(0);
+        expect(formulas.every((formula) => formula!.includes("{Change Log Document}"))).toBe(true);
+    });
+
+    it("refuses a 51-character name as permanent error 1041 and creates nothing", async () => {
+        const { sim } = context;
+        const smartsheet = adapter(sim);
+        const { template, industrialFolderId } = anchors(sim);
+        const before = sim.core.state().sheets.length;
+        const error = await smartsheet
+            .copySheet(template("Approvals").id, { destinationFolderId: industrialFolderId, newName: "N".repeat(51), include: ["data"] })
+            .catch((caught: unknown) => caught);
+        expect(error).toBeInstanceOf(PermanentSmartsheetError);
+        expect(error).toMatchObject({ statusCode: 400, errorCode: 1041, operation: "copySheet" });
+        expect((error as Error).message).toContain("must be 50 characters in length or less, but was 51");
+        expect(sim.core.state().sheets.length).toBe(before);
+    });
+
+    it("absorbs a 429 when more requests arrive than the window allows, without failing the caller", async () => {
+        const { sim } = context;
+        sim.core.configure({ rateLimit: { requests: 300, windowMs: 2_000 } });
+        const smartsheet = adapter(sim);
+        const { templateFolderId } = anchors(sim);
+        const results = await Promise.all(Array.from({ length: 301 }, () => smartsheet.listFolderChildren(templateFolderId)));
+        expect(results.every((children) => children.length === 7)).toBe(true);
+        const log = sim.core.calls().log;
+        expect(log.filter((call) => call.status === 429).length).toBeGreaterThan(0);
+        expect(smartsheet.calls().rateLimited).toBe(log.filter((call) => call.status === 429).length);
+        expect(log.filter((call) => call.status === 200)).toHaveLength(301);
+    });
+
+    it("paces itself to the configured rate instead of running into 429s", async () => {
+        const { sim } = context;
+        sim.core.configure({ rateLimit: { requests: 20, windowMs: 60_000 } });
+        const { RateLimiter } = await import("../../src/shared/smartsheet/RateLimiter");
+        let now = 0;
+        // A limiter on a fake clock: 20 requests may go, the 21st has to wait a minute.
+        const limiter = new RateLimiter(20, 60_000, { now: () => now, sleep: async (ms) => void (now += ms) });
+        const smartsheet = adapter(sim, { limiter });
+        for (let i = 0; i < 20; i++) await smartsheet.getSheet(anchors(sim).template("Suppliers").id);
+        expect(now).toBe(0);
+        expect(sim.core.calls().log.filter((call) => call.status === 429)).toHaveLength(0);
+    });
+
+    it("reports a copy that was made although the caller got 4002 as ambiguous, and never sends it twice", async () => {
+        const { sim } = context;
+        sim.core.setFaults([{ op: "copySheet", kind: "commitThenError4002", times: 1 }]);
+        const smartsheet = adapter(sim);
+        const { template, industrialFolderId } = anchors(sim);
+        const error = await smartsheet
+            .copySheet(template("Suppliers").id, { destinationFolderId: industrialFolderId, newName: "TRAP - Suppliers", include: ["data"] })
+            .catch((caught: unknown) => caught);
+        expect(error).toBeInstanceOf(AmbiguousWriteError);
+        expect(error).toMatchObject({ kind: "transient", ambiguous: true, errorCode: 4002 });
+        expect(sheetsNamed(sim, "TRAP - Suppliers")).toHaveLength(1);
+        expect(sim.core.calls().byOperation.copySheet).toBe(1);
+    });
+
+    it("times out a copy whose answer never comes, and reports it as ambiguous", async () => {
+        const { sim } = context;
+        sim.core.setFaults([{ op: "copySheet", kind: "commitThenHang", times: 1 }]);
+        const smartsheet = adapter(sim, { callTimeoutMs: 300 });
+        const { template, industrialFolderId } = anchors(sim);
+        const error = await smartsheet
+            .copySheet(template("Suppliers").id, { destinationFolderId: industrialFolderId, newName: "HANG - Suppliers", include: [] })
+            .catch((caught: unknown) => caught);
+        expect(error).toBeInstanceOf(AmbiguousWriteError);
+        expect(error).toMatchObject({ causeCode: "ETIMEDOUT" });
+        expect(sheetsNamed(sim, "HANG - Suppliers")).toHaveLength(1);
+    });
+
+    it("re-sends a copy refused with 429 (rejected before processing), so exactly one copy exists", async () => {
+        const { sim } = context;
+        sim.core.setFaults([{ op: "copySheet", kind: "rate429", times: 2 }]);
+        const smartsheet = adapter(sim);
+        const { template, industrialFolderId } = anchors(sim);
+        const copy = await smartsheet.copySheet(template("Suppliers").id, {
+            destinationFolderId: industrialFolderId,
+            newName: "RATE - Suppliers",
+            include: [],
+        });
+        expect(sheetsNamed(sim, "RATE - Suppliers").map((sheet) => sheet.id)).toEqual([copy.id]);
+        expect(smartsheet.calls()).toMatchObject({ total: 3, rateLimited: 2, byOperation: { copySheet: 3 } });
+    });
+
+    it("re-sends an idempotent read after a 4002, and gives up with a transient error when it persists", async () => {
+        const { sim } = context;
+        const smartsheet = adapter(sim);
+        const sheetId = anchors(sim).template("Suppliers").id;
+        sim.core.setFaults([{ op: "getSheet", kind: "error4002", times: 2 }]);
+        await expect(smartsheet.getSheet(sheetId)).resolves.toMatchObject({ id: sheetId });
+        sim.core.setFaults([{ op: "getSheet", kind: "error4002", times: 10 }]);
+        await expect(smartsheet.getSheet(sheetId)).rejects.toBeInstanceOf(TransientSmartsheetError);
+    });
+
+    it("classifies a non-JSON 502 as transient for reads and as ambiguous for copies", async () => {
+        const { sim } = context;
+        const smartsheet = adapter(sim);
+        const { template, industrialFolderId } = anchors(sim);
+        sim.core.setFaults([{ op: "getFolderChildren", kind: "html502", times: 1 }]);
+        const read = await smartsheet.listFolderChildren(industrialFolderId).catch((caught: unknown) => caught);
+        expect(read).toBeInstanceOf(TransientSmartsheetError);
+        expect(read).not.toBeInstanceOf(AmbiguousWriteError);
+        sim.core.setFaults([{ op: "copySheet", kind: "html502", times: 1 }]);
+        const copy = await smartsheet
+            .copySheet(template("Suppliers").id, { destinationFolderId: industrialFolderId, newName: "X", include: [] })
+            .catch((caught: unknown) => caught);
+        expect(copy).toBeInstanceOf(AmbiguousWriteError);
+        expect(copy).toMatchObject({ statusCode: 502 });
+    });
+
+    it("classifies 403/1004, 404/1006 and a bad token as permanent", async () => {
+        const { sim } = context;
+        const smartsheet = adapter(sim);
+        sim.core.setFaults([{ op: "getSheet", kind: "error1004", times: 1 }]);
+        await expect(smartsheet.getSheet(anchors(sim).intakeSheetId)).rejects.toMatchObject({
+            kind: "permanent",
+            statusCode: 403,
+            errorCode: 1004,
+        });
+        await expect(smartsheet.getSheet(1111111111111111)).rejects.toMatchObject({ kind: "permanent", statusCode: 404, errorCode: 1006 });
+        const stranger = adapter(sim, { accessToken: "not-a-token-we-know" });
+        await expect(stranger.getSheet(anchors(sim).intakeSheetId)).rejects.toMatchObject({
+            kind: "permanent",
+            statusCode: 401,
+            errorCode: 1002,
+        });
+    });
+
+    it("reports a refused connection as transient, not ambiguous (nothing was sent)", async () => {
+        const closedPort = await new Promise<number>((resolve) => {
+            const server = createServer().listen(0, "127.0.0.1", () => {
+                const port = (server.address() as { port: number }).port;
+                server.close(() => resolve(port));
+            });
+        });
+        const smartsheet = new SdkSmartsheet({ accessToken: TOKEN, baseUrl: `http://127.0.0.1:${closedPort}/2.0/`, callTimeoutMs: 2_000 });
+        const error = await smartsheet.createFolder(1, "Nowhere").catch((caught: unknown) => caught);
+        expect(error).toBeInstanceOf(TransientSmartsheetError);
+        expect(error).not.toBeInstanceOf(AmbiguousWriteError);
+        expect(error).toMatchObject({ causeCode: "ECONNREFUSED" });
+    });
+
+    it("never puts the token into an error message or a log line", async () => {
+        const { sim } = context;
+        const secret = "tok_3c2b1a0f9e8d7c6b5a4f3e2d1c0bSECRET";
+        const lines: string[] = [];
+        const smartsheet = adapter(sim, { accessToken: secret, log: (line) => lines.push(line) });
+        const errors: unknown[] = [];
+        await smartsheet.getSheet(anchors(sim).intakeSheetId).catch((error: unknown) => errors.push(error));
+        const valid = adapter(sim, { log: (line) => lines.push(line) });
+        sim.core.setFaults([{ op: "getSheet", kind: "rate429", times: 1 }]);
+        await valid.getSheet(anchors(sim).intakeSheetId);
+        expect(errors).toHaveLength(1);
+        expect(lines.length).toBeGreaterThan(0);
+        for (const text of [...lines, ...errors.map((error) => `${String(error)} ${JSON.stringify(error)}`)]) {
+            expect(text).not.toContain(secret);
+            expect(text).not.toContain(TOKEN);
+        }
+    });
+
+    it("does every port operation the app uses, with Smartsheet's answers validated", async () => {
+        const { sim } = context;
+        const smartsheet = adapter(sim);
+        const { template, industrialFolderId, intakeSheetId } = anchors(sim);
+
+        const folder = await smartsheet.createFolder(industrialFolderId, "IND-2000 Port Check");
+        const register = await smartsheet.copySheet(template("Document Register").id, {
+            destinationFolderId: folder.id,
+            newName: "IND-2000 - Document Register",
+            include: ["data", "cellLinks"],
+        });
+        const approvals = await smartsheet.copySheet(template("Approvals").id, {
+            destinationFolderId: folder.id,
+            newName: "temporary",
+            include: ["data", "cellLinks"],
+        });
+        expect(await smartsheet.renameSheet(approvals.id, "IND-2000 - Approvals")).toMatchObject({ name: "IND-2000 - Approvals" });
+
+        const approvalsSheet = await smartsheet.getSheet(approvals.id);
+        const decision = approvalsSheet.columns.find((column) => column.title === "Decision")!;
+        const reference = await smartsheet.createCrossSheetReference(register.id, {
+            name: "IND-2000 Approvals Decision",
+            sourceSheetId: approvals.id,
+            startColumnId: decision.id,
+            endColumnId: decision.id,
+        });
+        expect(reference).toMatchObject({ name: "IND-2000 Approvals Decision", sourceSheetId: approvals.id });
+        await expect(
+            smartsheet.createCrossSheetReference(register.id, { name: "IND-2000 Approvals Decision", sourceSheetId: approvals.id, startColumnId: decision.id, endColumnId: decision.id }),
+        ).rejects.toMatchObject({ kind: "permanent", errorCode: 1129 });
+
+        const fields = await smartsheet.getSummaryFields(register.id);
+        const code = fields.find((field) => field.title === "Product Code")!;
+        const approved = fields.find((field) => field.title === "Approved Documents")!;
+        expect(approved.formula).toContain("{Approvals Decision}");
+        const updated = await smartsheet.updateSummaryFields(register.id, [
+            { id: code.id, objectValue: "IND-2000" },
+            { id: approved.id, formula: '=COUNTIF({IND-2000 Approvals Decision}, "Approved")' },
+        ]);
+        expect(updated.find((field) => field.id === code.id)?.objectValue).toBe("IND-2000");
+        const added = await smartsheet.addSummaryFields(register.id, [{ title: "Launch", type: "TEXT_NUMBER", objectValue: "Q3" }]);
+        expect(added).toEqual([expect.objectContaining({ title: "Launch" })]);
+
+        const changeLog = await smartsheet.copySheet(template("Change Log").id, {
+            destinationFolderId: folder.id,
+            newName: "IND-2000 - Change Log",
+            include: ["data", "cellLinks"],
+        });
+        const changeLogSheet = await smartsheet.getSheet(changeLog.id);
+        const approvalStatus = changeLogSheet.columns.find((column) => column.title === "Approval Status")!;
+        expect(approvalStatus.formula).toContain("{Approvals Decision}");
+        const column = await smartsheet.updateColumn(changeLog.id, approvalStatus.id, { formula: "=1" });
+        expect(column.formula).toBe("=1");
+
+        const intake = await smartsheet.getSheet(intakeSheetId, { pageSize: 2 });
+        expect(intake.rows.length).toBe(intake.totalRowCount);
+        const status = intake.columns.find((candidate) => candidate.title === "Status")!;
+        const [firstRow] = intake.rows;
+        const rows = await smartsheet.updateRows(intakeSheetId, [{ id: firstRow!.id, cells: [{ columnId: status.id, value: "Queued" }] }]);
+        expect(rows[0]?.cells.find((cell) => cell.columnId === status.id)?.value).toBe("Queued");
+        const [newRow] = await smartsheet.addRows(intakeSheetId, [{ toBottom: true, cells: [{ columnId: status.id, value: "x" }] }]);
+        expect(newRow?.id).toBeGreaterThan(0);
+
+        await smartsheet.deleteSheet(changeLog.id);
+        expect(sim.core.state().sheets.some((sheet) => sheet.id === changeLog.id)).toBe(false);
+
+        // The adapter's counts agree with what the simulator saw.
+        const seen = sim.core.calls();
+        expect(smartsheet.calls().total).toBe(seen.total);
+        expect(smartsheet.calls().byOperation).toEqual(seen.byOperation);
+    });
+
+    it("reads every page of a folder's children", async () => {
+        const { sim } = context;
+        sim.core.configure({ rateLimit: { requests: 100_000, windowMs: 60_000 } });
+        const smartsheet = adapter(sim);
+        const { industrialFolderId } = anchors(sim);
+        const parent = await smartsheet.createFolder(industrialFolderId, "Many");
+        for (let i = 0; i < 1_005; i++) await smartsheet.createFolder(parent.id, `child ${i}`);
+        const before = smartsheet.calls().byOperation.getFolderChildren ?? 0;
+        const children = await smartsheet.listFolderChildren(parent.id, ["folders"]);
+        expect(children).toHaveLength(1_005);
+        expect(new Set(children.map((child) => child.id)).size).toBe(1_005);
+        expect((smartsheet.calls().byOperation.getFolderChildren ?? 0) - before).toBe(2);
+    });
+
+    it("counts calls per activity while sharing the pacing", async () => {
+        const { sim } = context;
+        const root = adapter(sim);
+        const one = root.withOwnTally();
+        const two = root.withOwnTally();
+        await one.getSheet(anchors(sim).intakeSheetId);
+        await two.listFolderChildren(anchors(sim).templateFolderId);
+        await two.listFolderChildren(anchors(sim).templateFolderId);
+        expect(one.calls()).toMatchObject({ total: 1, byOperation: { getSheet: 1 } });
+        expect(two.calls()).toMatchObject({ total: 2, byOperation: { getFolderChildren: 2 } });
+        expect(root.calls().total).toBe(3);
+    });
+});

@@ -1,0 +1,48 @@
+import type { FaultKind } from "./FaultInjector";
+import type { SimOperation } from "./SimOperation";
+
+export interface CallLogEntry {
+    /** "unknown" for a path the simulator does not serve. */
+    op: SimOperation | "unknown";
+    method: string;
+    /** The request path without its query string. */
+    path: string;
+    query?: string;
+    /** null when the response was withheld (`commitThenHang`). */
+    status: number | null;
+    /** When the request arrived, ISO-8601 with milliseconds. */
+    at: string;
+    fault?: FaultKind;
+}
+
+export interface CallsSnapshot {
+    total: number;
+    byOperation: Partial<Record<SimOperation | "unknown", number>>;
+    log: CallLogEntry[];
+}
+
+/** Every REST call the simulator answered (or refused), rejected ones included. */
+export class CallLog {
+    private entries: CallLogEntry[] = [];
+    private total = 0;
+    private byOperation: Partial<Record<SimOperation | "unknown", number>> = {};
+
+    constructor(private readonly maxEntries = 50_000) {}
+
+    record(entry: CallLogEntry): void {
+        this.total += 1;
+        this.byOperation[entry.op] = (this.byOperation[entry.op] ?? 0) + 1;
+        this.entries.push(entry);
+        if (this.entries.length > this.maxEntries) this.entries.splice(0, this.entries.length - this.maxEntries);
+    }
+
+    snapshot(): CallsSnapshot {
+        return { total: this.total, byOperation: { ...this.byOperation }, log: this.entries.map((entry) => ({ ...entry })) };
+    }
+
+    reset(): void {
+        this.entries = [];
+        this.total = 0;
+        this.byOperation = {};
+    }
+}

@@ -1,0 +1,34 @@
+/** The Smartsheet calls the simulator serves, named after the official SDK's methods. */
+export const SIM_OPERATIONS = [
+    "getFolderChildren",
+    "createFolder",
+    "copySheet",
+    "updateSheet",
+    "getSheet",
+    "deleteSheet",
+    "addRows",
+    "updateRows",
+    "updateColumn",
+    "listCrossSheetReferences",
+    "getCrossSheetReference",
+    "createCrossSheetReference",
+    "getSummary",
+    "getSummaryFields",
+    "addSummaryFields",
+    "updateSummaryFields",
+] as const;
+
+export type SimOperation = (typeof SIM_OPERATIONS)[number];
+
+const READ_OPERATIONS: ReadonlySet<SimOperation> = new Set<SimOperation>([
+    "getFolderChildren",
+    "getSheet",
+    "listCrossSheetReferences",
+    "getCrossSheetReference",
+    "getSummary",
+    "getSummaryFields",
+]);
+
+export function isReadOperation(op: SimOperation): boolean {
+    return READ_OPERATIONS.has(op);
+}

@@ -1,0 +1,304 @@
+import { randomBytes } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
+import { ApiError, apiErrors } from "./ApiError";
+import { CallLog, type CallsSnapshot } from "./CallLog";
+import { FaultInjector, type ActiveFault, type FaultRule, type FaultRuleInput } from "./FaultInjector";
+import { RateLimiter } from "./RateLimiter";
+import {
+    isoTime,
+    renderColumn,
+    renderReference,
+    renderRows,
+    renderSummaryField,
+    type ApiColumn,
+    type ApiCrossSheetReference,
+    type ApiRow,
+    type ApiSummaryField,
+} from "./render";
+import type { RouteHandler } from "./RouteContext";
+import { matchRoute } from "./routes";
+import { DEMO_SEED, seedDemoWorkspace } from "./seedDemoWorkspace";
+import {
+    applyConfigPatch,
+    DEFAULT_TOKENS,
+    initialConfig,
+    SimConfigPatch,
+    type SimConfig,
+    type SimulatorOptions,
+} from "./SimulatorOptions";
+import { Workspace } from "./Workspace";
+import type { SimAnchors } from "./model";
+
+export interface ApiRequest {
+    method: string;
+    /** The URL path, without the query string. */
+    path: string;
+    /** The raw query string, without "?". */
+    query: string;
+    authorization: string | undefined;
+    bodyText: string;
+}
+
+export type ApiOutcome =
+    | { kind: "json"; status: number; body: unknown }
+    | { kind: "html"; status: number; body: string }
+    /** Send nothing: the socket stays open until the client gives up or the server closes. */
+    | { kind: "hang" };
+
+export interface SimState {
+    anchors: SimAnchors | null;
+    intakeSheetId?: number;
+    templateFolderId?: number;
+    productsFolderId?: number;
+    filingIndexSheetId?: number;
+    workspace: { id: number; name: string; permalink: string; createdAt: string };
+    folders: Array<{ id: number; name: string; parentId: number | null; permalink: string; createdAt: string }>;
+    sheets: SimSheetState[];
+}
+
+export interface SimSheetState {
+    id: number;
+    name: string;
+    /** The containing folder, or the workspace. */
+    folderId: number;
+    permalink: string;
+    version: number;
+    createdAt: string;
+    modifiedAt: string;
+    copiedFromSheetId?: number;
+    columns: ApiColumn[];
+    rows: ApiRow[];
+    crossSheetReferences: ApiCrossSheetReference[];
+    summaryFields: ApiSummaryField[];
+}
+
+const BAD_GATEWAY_HTML =
+    "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n</body>\r\n</html>\r\n";
+
+/**
+ * The simulator's state and behaviour, without HTTP: the REST pipeline (auth, rate limit, faults,
+ * latency, handlers, call log) and the admin operations the `/__sim/` API exposes.
+ */
+export class SimulatorCore {
+    private readonly tokens: ReadonlySet<string>;
+    private readonly startConfig: SimConfig;
+    private readonly seeded: boolean;
+    private readonly clock: () => number;
+    private currentConfig: SimConfig;
+    private workspace: Workspace;
+    private seededAnchors: SimAnchors | undefined;
+    private readonly callLog = new CallLog();
+    private readonly faultInjector = new FaultInjector();
+    private readonly rateLimiter = new RateLimiter();
+
+    constructor(options: SimulatorOptions = {}) {
+        this.tokens = new Set(options.tokens ?? DEFAULT_TOKENS);
+        this.startConfig = initialConfig(options);
+        this.currentConfig = this.startConfig;
+        this.seeded = options.seed ?? true;
+        this.clock = options.clock ?? Date.now;
+        this.workspace = new Workspace(DEMO_SEED, this.clock);
+        this.reset();
+    }
+
+    /** The demo workspace's well-known ids; the same after every reset. */
+    get anchors(): SimAnchors {
+        if (!this.seededAnchors) throw new Error("The simulator was started with seed: false; there are no demo anchors.");
+        return { ...this.seededAnchors };
+    }
+
+    state(): SimState {
+        const workspace = this.workspace;
+        const containers = [...workspace.containers.values()].sort((a, b) => a.seq - b.seq);
+        const root = containers.find((container) => container.kind === "workspace");
+        if (!root) throw new Error("The simulated account has no workspace");
+        const anchors = this.seededAnchors ? { ...this.seededAnchors } : null;
+        return {
+            anchors,
+            ...(anchors
+                ? {
+                      intakeSheetId: anchors.intakeSheetId,
+                      templateFolderId: anchors.templateFolderId,
+                      productsFolderId: anchors.productsFolderId,
+                      filingIndexSheetId: anchors.filingIndexSheetId,
+                  }
+                : {}),
+            workspace: { id: root.id, name: root.name, permalink: root.permalink, createdAt: isoTime(root.createdAt) },
+            folders: containers
+                .filter((container) => container.kind === "folder")
+                .map((folder) => ({
+                    id: folder.id,
+                    name: folder.name,
+                    parentId: folder.parentId,
+                    permalink: folder.permalink,
+                    createdAt: isoTime(folder.createdAt),
+                })),
+            sheets: [...workspace.sheets.values()]
+                .sort((a, b) => a.seq - b.seq)
+                .map((sheet) => ({
+                    id: sheet.id,
+                    name: sheet.name,
+                    folderId: sheet.containerId,
+                    permalink: sheet.permalink,
+                    version: sheet.version,
+                    createdAt: isoTime(sheet.createdAt),
+                    modifiedAt: isoTime(sheet.modifiedAt),
+                    ...(sheet.copiedFromSheetId === undefined ? {} : { copiedFromSheetId: sheet.copiedFromSheetId }),
+                    columns: sheet.columns.map(renderColumn),
+                    rows: renderRows(sheet, sheet.rows),
+                    crossSheetReferences: sheet.crossSheetReferences.map((reference) =>
+                        renderReference(reference, workspace.sheets.has(reference.sourceSheetId)),
+                    ),
+                    summaryFields: sheet.summaryFields.map((field, index) => renderSummaryField(field, index)),
+                })),
+        };
+    }
+
+    calls(): CallsSnapshot {
+        return this.callLog.snapshot();
+    }
+
+    resetCalls(): void {
+        this.callLog.reset();
+    }
+
+    /** Replaces the active fault rules; an empty list clears them. */
+    setFaults(rules: readonly FaultRuleInput[]): ActiveFault[] {
+        return this.faultInjector.setRules(rules);
+    }
+
+    faults(): ActiveFault[] {
+        return this.faultInjector.list();
+    }
+
+    config(): SimConfig {
+        return structuredClone(this.currentConfig);
+    }
+
+    configure(patch: SimConfigPatch): SimConfig {
+        this.currentConfig = applyConfigPatch(this.currentConfig, SimConfigPatch.parse(patch));
+        return this.config();
+    }
+
+    /** Back to the freshly seeded workspace (same ids), with faults, calls and config as at start. */
+    reset(): void {
+        this.workspace = new Workspace(DEMO_SEED, this.clock);
+        if (this.seeded) this.seededAnchors = seedDemoWorkspace(this.workspace);
+        else this.workspace.createWorkspace("Sheetwright Demo");
+        this.currentConfig = this.startConfig;
+        this.faultInjector.reset();
+        this.callLog.reset();
+        this.rateLimiter.reset();
+    }
+
+    /** Answers one REST call: auth, rate limit, route, fault, handler, latency; then logs it. */
+    async handleApi(request: ApiRequest): Promise<ApiOutcome> {
+        const at = new Date().toISOString();
+        const match = matchRoute(request.method, request.path);
+        const op = match.kind === "route" ? match.route.op : "unknown";
+        const log = (outcome: ApiOutcome, fault?: FaultRule) => {
+            this.callLog.record({
+                op,
+                method: request.method,
+                path: request.path,
+                ...(request.query ? { query: request.query } : {}),
+                status: outcome.kind === "hang" ? null : outcome.status,
+                at,
+                ...(fault ? { fault: fault.kind } : {}),
+            });
+            return outcome;
+        };
+
+        const token = /^Bearer\s+(\S+)\s*$/i.exec(request.authorization ?? "")?.[1];
+        if (token === undefined) return log(errorOutcome(apiErrors.tokenMissing()));
+        if (!this.tokens.has(token)) return log(errorOutcome(apiErrors.tokenInvalid()));
+        if (!this.rateLimiter.tryAcquire(token, this.currentConfig.rateLimit, Date.now())) {
+            return log(errorOutcome(apiErrors.rateLimited()));
+        }
+        if (match.kind === "none") return log(errorOutcome(apiErrors.notFound()));
+        if (match.kind === "methodNotAllowed") return log(errorOutcome(apiErrors.methodNotAllowed(request.method)));
+
+        const latency = this.currentConfig.latencyMs[match.route.op];
+        const fault = this.faultInjector.take(match.route.op, `${request.path}?${request.query}\n${request.bodyText}`);
+        const refusal = fault && refusalFor(fault);
+        if (refusal) {
+            await pause(latency);
+            return log(refusal, fault);
+        }
+        if (fault?.kind === "delay") await pause(fault.delayMs);
+
+        let outcome = this.run(match.route.handler, match.params, request);
+        if (outcome.kind === "json" && outcome.status === 200) {
+            if (fault?.kind === "commitThenHang") return log({ kind: "hang" }, fault);
+            if (fault?.kind === "commitThenError4002") outcome = errorOutcome(apiErrors.serverTimeout());
+        }
+        await pause(latency);
+        return log(outcome, fault);
+    }
+
+    private run(handler: RouteHandler, params: Map<string, number>, request: ApiRequest): ApiOutcome {
+        try {
+            const body = parseJson(request.bodyText);
+            const result = handler({
+                workspace: this.workspace,
+                config: this.currentConfig,
+                id: (name) => {
+                    const value = params.get(name);
+                    if (value === undefined) throw new Error(`Route has no parameter ${name}`);
+                    return value;
+                },
+                query: new URLSearchParams(request.query),
+                body,
+            });
+            return { kind: "json", status: 200, body: result };
+        } catch (error) {
+            if (error instanceof ApiError) return errorOutcome(error);
+            console.error("smartsheet-sim: handler failed", error);
+            return errorOutcome(apiErrors.unexpected());
+        }
+    }
+}
+
+async function pause(ms: number): Promise<void> {
+    if (ms > 0) await sleep(ms);
+}
+
+function parseJson(text: string): unknown {
+    if (text.trim() === "") return undefined;
+    try {
+        return JSON.parse(text);
+    } catch (error) {
+        throw apiErrors.unparsable(error instanceof Error ? error.message : String(error));
+    }
+}
+
+/** A fault that answers without doing anything, or undefined for the kinds that let the call run. */
+function refusalFor(fault: FaultRule): ApiOutcome | undefined {
+    switch (fault.kind) {
+        case "rate429":
+            return errorOutcome(apiErrors.rateLimited());
+        case "error4002":
+            return errorOutcome(apiErrors.serverTimeout());
+        case "error4004":
+            return errorOutcome(apiErrors.retryLater());
+        case "error1004":
+            return errorOutcome(apiErrors.notAuthorized());
+        case "html502":
+            return { kind: "html", status: 502, body: BAD_GATEWAY_HTML };
+        default:
+            return undefined;
+    }
+}
+
+export function errorOutcome(error: ApiError): ApiOutcome {
+    return {
+        kind: "json",
+        status: error.status,
+        body: {
+            errorCode: error.errorCode,
+            message: error.message,
+            refId: randomBytes(8).toString("base64url").toLowerCase().replace(/[^a-z0-9]/g, "").slice(0, 12),
+            ...(error.detail === undefined ? {} : { detail: error.detail }),
+        },
+    };
+}

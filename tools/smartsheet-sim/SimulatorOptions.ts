@@ -1,0 +1,73 @@
+import { z } from "zod";
+import { isReadOperation, SIM_OPERATIONS, type SimOperation } from "./SimOperation";
+
+export interface RateLimit {
+    requests: number;
+    windowMs: number;
+}
+
+export interface SimulatorOptions {
+    /** 0 picks a free port. Default 7072, the simulator's well-known local port. */
+    port?: number;
+    /** Default "127.0.0.1". */
+    host?: string;
+    /** Accepted bearer tokens. Default ["sim-token"]. */
+    tokens?: string[];
+    /** Per token. Default 300 requests per 60 000 ms, Smartsheet's documented limit. */
+    rateLimit?: RateLimit;
+    /** Longest sheet or folder name accepted. Default 50. */
+    nameLimit?: number;
+    /** Sleep before answering, per operation. Defaults: copySheet 25, other writes 8, reads 3. */
+    latencyMs?: Partial<Record<SimOperation, number>>;
+    /** Seed the demo workspace. Default true. */
+    seed?: boolean;
+    /** Source of createdAt/modifiedAt times, so tests can move time on. Default Date.now. */
+    clock?: () => number;
+}
+
+/** The limits a running simulator applies; changeable at run time. */
+export interface SimConfig {
+    nameLimit: number;
+    rateLimit: RateLimit;
+    latencyMs: Record<SimOperation, number>;
+}
+
+const Milliseconds = z.number().int().nonnegative();
+
+export const SimConfigPatch = z.strictObject({
+    nameLimit: z.number().int().positive().optional(),
+    rateLimit: z
+        .strictObject({ requests: z.number().int().positive(), windowMs: z.number().int().positive() })
+        .optional(),
+    latencyMs: z.partialRecord(z.enum(SIM_OPERATIONS), Milliseconds).optional(),
+});
+export type SimConfigPatch = z.infer<typeof SimConfigPatch>;
+
+export const DEFAULT_PORT = 7072;
+export const DEFAULT_HOST = "127.0.0.1";
+export const DEFAULT_TOKENS = ["sim-token"];
+
+export function defaultLatency(op: SimOperation): number {
+    if (op === "copySheet") return 25;
+    return isReadOperation(op) ? 3 : 8;
+}
+
+export function initialConfig(options: SimulatorOptions): SimConfig {
+    const base: SimConfig = {
+        nameLimit: 50,
+        rateLimit: { requests: 300, windowMs: 60_000 },
+        latencyMs: Object.fromEntries(SIM_OPERATIONS.map((op) => [op, defaultLatency(op)])) as Record<SimOperation, number>,
+    };
+    return applyConfigPatch(
+        base,
+        SimConfigPatch.parse({ nameLimit: options.nameLimit, rateLimit: options.rateLimit, latencyMs: options.latencyMs }),
+    );
+}
+
+export function applyConfigPatch(config: SimConfig, patch: SimConfigPatch): SimConfig {
+    return {
+        nameLimit: patch.nameLimit ?? config.nameLimit,
+        rateLimit: patch.rateLimit ? { ...patch.rateLimit } : { ...config.rateLimit },
+        latencyMs: { ...config.latencyMs, ...patch.latencyMs },
+    };
+}

@@ -1,0 +1,105 @@
+/** In-memory state of the simulated Smartsheet account. Times are epoch milliseconds. */
+
+export const COLUMN_TYPES = [
+    "TEXT_NUMBER",
+    "DATE",
+    "DATETIME",
+    "ABSTRACT_DATETIME",
+    "CHECKBOX",
+    "PICKLIST",
+    "MULTI_PICKLIST",
+    "CONTACT_LIST",
+    "MULTI_CONTACT_LIST",
+    "DURATION",
+    "PREDECESSOR",
+] as const;
+export type ColumnType = (typeof COLUMN_TYPES)[number];
+
+export type CellValue = string | number | boolean;
+
+export interface SimContainer {
+    kind: "workspace" | "folder";
+    id: number;
+    name: string;
+    /** null for the workspace. */
+    parentId: number | null;
+    permalink: string;
+    createdAt: number;
+    modifiedAt: number;
+    /** Creation order, shared by folders and sheets: the order children are listed in. */
+    seq: number;
+}
+
+export interface SimColumn {
+    id: number;
+    title: string;
+    type: ColumnType;
+    primary: boolean;
+    options?: string[];
+    /** A column formula: every cell of the column holds it. */
+    formula?: string;
+    width: number;
+}
+
+export interface SimCell {
+    value?: CellValue;
+    /** As written, when the caller sent a non-primitive objectValue. */
+    objectValue?: unknown;
+    formula?: string;
+}
+
+export interface SimRow {
+    id: number;
+    parentId?: number;
+    createdAt: number;
+    modifiedAt: number;
+    cells: Map<number, SimCell>;
+}
+
+export interface SimCrossSheetReference {
+    id: number;
+    name: string;
+    sourceSheetId: number;
+    startRowId?: number;
+    endRowId?: number;
+    startColumnId?: number;
+    endColumnId?: number;
+}
+
+export interface SimSummaryField {
+    id: number;
+    title: string;
+    type: ColumnType;
+    objectValue?: unknown;
+    formula?: string;
+    createdAt: number;
+    modifiedAt: number;
+}
+
+export interface SimSheet {
+    id: number;
+    name: string;
+    containerId: number;
+    permalink: string;
+    version: number;
+    createdAt: number;
+    modifiedAt: number;
+    seq: number;
+    copiedFromSheetId?: number;
+    /** In index order. */
+    columns: SimColumn[];
+    /** In row order; children follow their parent. */
+    rows: SimRow[];
+    crossSheetReferences: SimCrossSheetReference[];
+    /** In index order. */
+    summaryFields: SimSummaryField[];
+}
+
+/** The demo workspace's well-known ids. */
+export interface SimAnchors {
+    workspaceId: number;
+    intakeSheetId: number;
+    templateFolderId: number;
+    productsFolderId: number;
+    filingIndexSheetId: number;
+}

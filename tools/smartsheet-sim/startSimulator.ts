@@ -1,0 +1,94 @@
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { handleAdminRequest } from "./adminApi";
+import { isLoopbackAddress } from "./isLoopbackAddress";
+import { errorOutcome, SimulatorCore, type ApiOutcome } from "./SimulatorCore";
+import { apiErrors } from "./ApiError";
+import { DEFAULT_HOST, DEFAULT_PORT, type SimulatorOptions } from "./SimulatorOptions";
+
+export interface RunningSimulator {
+    /** What the SDK's `baseUrl` takes: "http://127.0.0.1:<port>/2.0/". */
+    baseUrl: string;
+    /** "http://127.0.0.1:<port>/__sim/" */
+    adminUrl: string;
+    port: number;
+    /** In-process access to the same state and admin operations as the admin API. */
+    core: SimulatorCore;
+    /** Closes the server, dropping open sockets, hung requests included. */
+    close(): Promise<void>;
+}
+
+/** Starts the Smartsheet simulator on a loopback HTTP port. */
+export async function startSimulator(options: SimulatorOptions = {}): Promise<RunningSimulator> {
+    const host = options.host ?? DEFAULT_HOST;
+    const core = new SimulatorCore(options);
+    const server = createServer((request, response) => {
+        serve(core, request, response).catch((error: unknown) => {
+            console.error("smartsheet-sim: request failed", error);
+            if (!response.headersSent) send(response, errorOutcome(apiErrors.unexpected()));
+        });
+    });
+    await new Promise<void>((resolve, reject) => {
+        server.once("error", reject);
+        server.listen(options.port ?? DEFAULT_PORT, host, () => {
+            server.off("error", reject);
+            resolve();
+        });
+    });
+    const port = (server.address() as AddressInfo).port;
+    const origin = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+    return {
+        baseUrl: `${origin}/2.0/`,
+        adminUrl: `${origin}/__sim/`,
+        port,
+        core,
+        close: () =>
+            new Promise<void>((resolve) => {
+                server.close(() => resolve());
+                server.closeAllConnections();
+            }),
+    };
+}
+
+async function serve(core: SimulatorCore, request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const url = new URL(request.url ?? "/", "http://simulator");
+    const method = request.method ?? "GET";
+    const bodyText = await readBody(request);
+    if (url.pathname === "/__sim" || url.pathname.startsWith("/__sim/")) {
+        if (!isLoopbackAddress(request.socket.remoteAddress)) {
+            send(response, errorOutcome(apiErrors.notAuthorized()));
+            return;
+        }
+        const admin = handleAdminRequest(core, method, url.pathname, bodyText);
+        send(response, { kind: "json", status: admin.status, body: admin.body });
+        return;
+    }
+    const outcome = await core.handleApi({
+        method,
+        path: url.pathname,
+        query: url.search.replace(/^\?/, ""),
+        authorization: request.headers.authorization,
+        bodyText,
+    });
+    send(response, outcome);
+}
+
+function send(response: ServerResponse, outcome: ApiOutcome): void {
+    if (outcome.kind === "hang" || response.destroyed) return;
+    const html = outcome.kind === "html";
+    const payload = html ? outcome.body : JSON.stringify(outcome.body);
+    response.writeHead(outcome.status, {
+        "Content-Type": html ? "text/html" : "application/json;charset=UTF-8",
+        "Content-Length": Buffer.byteLength(payload),
+    });
+    response.end(payload);
+}
+
+function readBody(request: IncomingMessage): Promise<string> {
+    return new Promise((resolve, reject) => {
+        const chunks: Buffer[] = [];
+        request.on("data", (chunk: Buffer) => chunks.push(chunk));
+        request.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+        request.on("error", reject);
+    });
+}
