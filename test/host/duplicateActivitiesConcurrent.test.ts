@@ -1,0 +1,34 @@
+import { afterAll, beforeAll, expect, inject, it } from "vitest";
+import { startHost, type RunningHost } from "../../tools/functions-host/index";
+import { uniqueName } from "../helpers/names";
+import { APP_DIR, conformanceSettings, durableApi, probe, sleep, testLog } from "./support/hostTestClient";
+
+const connectionString = inject("azuriteConnectionString");
+let host: RunningHost;
+
+beforeAll(async () => {
+    // Set through the app setting this time, not HostOptions.duplicateActivities.
+    const settings = conformanceSettings(connectionString, { LOCALHOST_DUPLICATE_ACTIVITIES: "concurrent" });
+    host = await startHost({ appDir: APP_DIR, port: 0, settings, pollIntervalMs: 200, log: testLog("duplicates-concurrent") });
+});
+
+afterAll(async () => {
+    await host?.stop();
+});
+
+it("duplicateActivities=concurrent starts every activity twice at once and reports the first to finish", async () => {
+    const key = uniqueName("conc");
+    const api = durableApi(host.url);
+    await api.start("countedOrchestration", key, { key, firstRunDelayMs: 400 });
+    const status = await api.until(key, ["Completed"]);
+    // Run 1 sleeps 400 ms, so run 2 finishes first and its result is the one reported.
+    expect(status.output).toBe(2);
+    await sleep(500);
+    const runs = (await probe(host.url)).activityRuns;
+    const starts = runs[`counted-${key}`] as { at: number }[];
+    const ends = runs[`counted-${key}-end`] as { at: number; run: number }[];
+    expect(starts).toHaveLength(2);
+    expect(ends.map((e) => e.run)).toEqual([2, 1]);
+    const firstEnd = ends.find((e) => e.run === 1) as { at: number };
+    expect((starts[1] as { at: number }).at).toBeLessThan(firstEnd.at);
+});

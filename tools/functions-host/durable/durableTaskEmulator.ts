@@ -1,0 +1,251 @@
+import { randomBytes, randomUUID } from "node:crypto";
+import { odata } from "@azure/data-tables";
+import type { HostFunction } from "../functionCatalog";
+import type { FunctionRunner } from "../functionRunner";
+import type { HostLogger } from "../logger";
+import { isConflict, isPreconditionFailed, type StorageAccount } from "../storage/storageAccount";
+import { ActivityWorker, type DuplicateActivities } from "./activityWorker";
+import { ControlQueueWorker } from "./controlQueueWorker";
+import { durableClientBindingData, type DurableClientBindingData } from "./durableClientBinding";
+import { isTerminal, type RuntimeStatus } from "./historyEvent";
+import { HistoryStore, type InstanceRecord } from "./historyStore";
+import { instanceIdProblem } from "./instanceId";
+import { controlMessage } from "./messages";
+import { OrchestrationRunner, type DurableFunctionLookup } from "./orchestrationRunner";
+import { statusJson, type StatusOptions } from "./statusView";
+import { TaskHub } from "./taskHub";
+
+export interface DurableEmulatorOptions {
+    hubName: string;
+    connectionName: string;
+    workItemVisibilityMs: number;
+    controlVisibilityMs: number;
+    maxConcurrentActivities: number;
+    maxConcurrentOrchestrations: number;
+    duplicateActivities: DuplicateActivities;
+    minIdleMs: number;
+    maxIdleMs: number;
+}
+
+/** An API-level problem with the status code the host's HTTP API answers with. */
+export class DurableApiError extends Error {
+    constructor(
+        readonly statusCode: number,
+        message: string,
+    ) {
+        super(message);
+        this.name = "DurableApiError";
+    }
+}
+
+export type OperationResult = "accepted" | "notFound" | "gone";
+
+export interface ListQuery {
+    createdTimeFrom?: Date;
+    createdTimeTo?: Date;
+    runtimeStatus?: RuntimeStatus[];
+    instanceIdPrefix?: string;
+    top?: number;
+    continuationToken?: string;
+    showInput?: boolean;
+}
+
+/**
+ * The Durable Task emulator: a task hub in Azure Storage (Azurite), the workers that drive it
+ * (orchestration episodes from the control queue, activities from the work-item queue) and the
+ * client operations behind the Durable HTTP API.
+ */
+export class DurableTaskEmulator {
+    readonly hub: TaskHub;
+    readonly store: HistoryStore;
+    readonly systemKey = randomBytes(24).toString("base64url");
+    readonly #control: ControlQueueWorker;
+    readonly #activities: ActivityWorker;
+    readonly #functions: DurableFunctionLookup;
+    #origin = "http://127.0.0.1:7071";
+
+    constructor(
+        account: StorageAccount,
+        functions: HostFunction[],
+        runner: FunctionRunner,
+        private readonly logger: HostLogger,
+        private readonly options: DurableEmulatorOptions,
+    ) {
+        this.hub = new TaskHub(account, options.hubName);
+        this.store = new HistoryStore(this.hub);
+        this.#functions = functionLookup(functions);
+        const orchestrations = new OrchestrationRunner(this.hub, this.store, this.#functions, runner, logger);
+        this.#control = new ControlQueueWorker(this.hub, orchestrations, logger, {
+            visibilityMs: options.controlVisibilityMs,
+            maxConcurrentInstances: options.maxConcurrentOrchestrations,
+            minIdleMs: options.minIdleMs,
+            maxIdleMs: options.maxIdleMs,
+        });
+        this.#activities = new ActivityWorker(this.hub, runner, this.#functions, logger, {
+            visibilityMs: options.workItemVisibilityMs,
+            maxConcurrent: options.maxConcurrentActivities,
+            duplicates: options.duplicateActivities,
+            minIdleMs: options.minIdleMs,
+            maxIdleMs: options.maxIdleMs,
+        });
+        this.hub.onSent = (queue) => (queue === "control" ? this.#control.wake() : this.#activities.wake());
+    }
+
+    get hubName(): string {
+        return this.hub.name;
+    }
+
+    /** Creates the task hub's tables and queues (idempotent). */
+    async prepare(origin: string): Promise<void> {
+        this.#origin = origin;
+        await this.hub.create();
+    }
+
+    start(): void {
+        this.#control.start();
+        this.#activities.start();
+        this.logger.info(`Durable: task hub '${this.hub.name}' (tables ${this.hub.name}Instances/${this.hub.name}History, queues ${this.hub.controlQueue.name}, ${this.hub.workItemQueue.name}); duplicateActivities=${this.options.duplicateActivities}.`);
+    }
+
+    async stop(drainMs: number): Promise<void> {
+        await Promise.all([this.#control.stop(drainMs), this.#activities.stop(drainMs)]);
+    }
+
+    clientBindingData(): DurableClientBindingData {
+        return durableClientBindingData(this.#origin, this.hub.name, this.options.connectionName, this.systemKey);
+    }
+
+    async startNew(name: string, options: { instanceId?: string; input?: string; version?: string }): Promise<string> {
+        if (!this.#functions.orchestrator(name)) {
+            throw new DurableApiError(400, `The function '${name}' doesn't exist, is disabled, or is not an orchestrator function. Additional info: The following are the known orchestrator functions: ${this.#functions.orchestratorNames().map((n) => `'${n}'`).join(", ") || "(none)"}.`);
+        }
+        const instanceId = options.instanceId ?? randomUUID().replace(/-/g, "");
+        const problem = instanceIdProblem(instanceId);
+        if (problem) throw new DurableApiError(400, problem);
+        if (options.input !== undefined) assertJson(options.input, "The orchestration input");
+        const existing = await this.store.readRecord(instanceId);
+        if (existing && !isTerminal(existing.runtimeStatus)) {
+            throw new DurableApiError(500, `An Orchestration instance with the status ${existing.runtimeStatus} already exists.`);
+        }
+        const now = new Date();
+        const executionId = randomUUID().replace(/-/g, "");
+        const record: InstanceRecord = {
+            instanceId,
+            executionId,
+            name,
+            version: options.version ?? "",
+            input: options.input,
+            createdTime: now,
+            lastUpdatedTime: now,
+            runtimeStatus: "Pending",
+        };
+        try {
+            await this.store.writeRecord(record, existing?.etag ? { etag: existing.etag } : "create");
+        } catch (error) {
+            if (isConflict(error) || isPreconditionFailed(error)) throw new DurableApiError(500, `An Orchestration instance with the id '${instanceId}' was started concurrently.`);
+            throw error;
+        }
+        await this.hub.send({
+            message: controlMessage(instanceId, { EventType: "ExecutionStarted", EventId: -1, Timestamp: now.toISOString(), Name: name, Input: options.input, Version: options.version ?? "" }, { executionId }),
+        });
+        this.logger.info(`Durable: started '${name}' instance '${instanceId}'${existing ? ` (replacing a ${existing.runtimeStatus} instance)` : ""}.`);
+        return instanceId;
+    }
+
+    async getStatus(instanceId: string, options: StatusOptions): Promise<Record<string, unknown> | undefined> {
+        const record = await this.store.readRecord(instanceId);
+        if (!record) return undefined;
+        let history;
+        if (options.showHistory) {
+            const snapshot = await this.store.load(instanceId);
+            history = snapshot.sentinel?.executionId === record.executionId ? snapshot.history : [];
+        }
+        return statusJson(record, history, options);
+    }
+
+    async list(query: ListQuery): Promise<{ statuses: Record<string, unknown>[]; continuationToken?: string }> {
+        const conditions: string[] = [];
+        if (query.createdTimeFrom) conditions.push(odata`CreatedTime ge ${query.createdTimeFrom}`);
+        if (query.createdTimeTo) conditions.push(odata`CreatedTime le ${query.createdTimeTo}`);
+        if (query.runtimeStatus && query.runtimeStatus.length > 0) conditions.push(`(${query.runtimeStatus.map((s) => odata`RuntimeStatus eq ${s}`).join(" or ")})`);
+        if (query.instanceIdPrefix) conditions.push(odata`PartitionKey ge ${query.instanceIdPrefix} and PartitionKey lt ${query.instanceIdPrefix + "\uffff"}`);
+        const after = query.continuationToken ? Buffer.from(query.continuationToken, "base64url").toString("utf8") : undefined;
+        const pageSize = query.top && query.top > 0 ? query.top : 100;
+        const { records, more } = await this.store.queryRecords(conditions.join(" and "), pageSize, after);
+        const statuses = records.map((r) => statusJson(r, undefined, { showHistory: false, showHistoryOutput: false, showInput: query.showInput ?? false }));
+        const last = records[records.length - 1];
+        return { statuses, continuationToken: more && last ? Buffer.from(last.instanceId, "utf8").toString("base64url") : undefined };
+    }
+
+    async raiseEvent(instanceId: string, eventName: string, data: string): Promise<OperationResult> {
+        if (data !== "") assertJson(data, "The event data");
+        return this.#send(instanceId, (now) => ({ EventType: "EventRaised", EventId: -1, Timestamp: now, Name: eventName, Input: data === "" ? undefined : data }));
+    }
+
+    terminate(instanceId: string, reason: string): Promise<OperationResult> {
+        return this.#send(instanceId, (now) => ({ EventType: "ExecutionTerminated", EventId: -1, Timestamp: now, Input: reason }));
+    }
+
+    suspend(instanceId: string, reason: string): Promise<OperationResult> {
+        return this.#send(instanceId, (now) => ({ EventType: "ExecutionSuspended", EventId: -1, Timestamp: now, Reason: reason }));
+    }
+
+    resume(instanceId: string, reason: string): Promise<OperationResult> {
+        return this.#send(instanceId, (now) => ({ EventType: "ExecutionResumed", EventId: -1, Timestamp: now, Reason: reason }));
+    }
+
+    /** Deletes a finished instance's rows; a running (or unknown) instance is "not found", as in the host. */
+    async purge(instanceId: string): Promise<boolean> {
+        const record = await this.store.readRecord(instanceId);
+        if (!record || !isTerminal(record.runtimeStatus)) return false;
+        await this.store.purge(instanceId);
+        return true;
+    }
+
+    async purgeBy(query: Omit<ListQuery, "top" | "continuationToken">): Promise<number> {
+        let deleted = 0;
+        let token: string | undefined;
+        const statuses = query.runtimeStatus?.filter((s) => isTerminal(s)) ?? ["Completed", "Failed", "Terminated", "Canceled"];
+        if (statuses.length === 0) return 0;
+        do {
+            const page = await this.list({ ...query, runtimeStatus: statuses, top: 100, continuationToken: token });
+            for (const status of page.statuses) if (await this.purge(String(status.instanceId))) deleted++;
+            token = page.continuationToken;
+        } while (token);
+        return deleted;
+    }
+
+    async restart(instanceId: string, restartWithNewInstanceId: boolean): Promise<string | undefined> {
+        const record = await this.store.readRecord(instanceId);
+        if (!record) return undefined;
+        return this.startNew(record.name, { instanceId: restartWithNewInstanceId ? undefined : instanceId, input: record.input, version: record.version });
+    }
+
+    async #send(instanceId: string, event: (now: string) => Parameters<typeof controlMessage>[1]): Promise<OperationResult> {
+        const record = await this.store.readRecord(instanceId);
+        if (!record) return "notFound";
+        if (isTerminal(record.runtimeStatus)) return "gone";
+        await this.hub.send({ message: controlMessage(instanceId, event(new Date().toISOString())) });
+        return "accepted";
+    }
+}
+
+function assertJson(text: string, what: string): void {
+    try {
+        JSON.parse(text);
+    } catch {
+        throw new DurableApiError(400, `${what} must be JSON (got ${JSON.stringify(text.slice(0, 80))}).`);
+    }
+}
+
+function functionLookup(functions: HostFunction[]): DurableFunctionLookup {
+    const byType = (type: string) => new Map(functions.filter((f) => f.triggerType.toLowerCase() === type && !f.disabled).map((f) => [f.name.toLowerCase(), f] as const));
+    const orchestrators = byType("orchestrationtrigger");
+    const activities = byType("activitytrigger");
+    return {
+        orchestrator: (name) => (name ? orchestrators.get(name.toLowerCase()) : undefined),
+        activity: (name) => (name ? activities.get(name.toLowerCase()) : undefined),
+        orchestratorNames: () => [...orchestrators.values()].map((f) => f.name),
+        activityNames: () => [...activities.values()].map((f) => f.name),
+    };
+}

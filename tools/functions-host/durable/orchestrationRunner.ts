@@ -1,0 +1,577 @@
+import { randomUUID } from "node:crypto";
+import type { HostFunction } from "../functionCatalog";
+import { fromRpcValue, type FunctionRunner } from "../functionRunner";
+import type { HostLogger } from "../logger";
+import { errorMessage } from "../worker/invoker";
+import { isTerminal, toSdkHistory, viewExecution, type ExecutionView, type HistoryEvent, type ParentInstance, type RuntimeStatus } from "./historyEvent";
+import type { HistoryStore, InstanceRecord, InstanceSnapshot, Sentinel } from "./historyStore";
+import { controlMessage, type ControlMessage, type OutboundMessage } from "./messages";
+import {
+    ActionType,
+    actionInputJson,
+    checkDeterminism,
+    computeRetryDelay,
+    flattenActions,
+    idConsumingActions,
+    recordedActionOps,
+    unsupportedActionMessage,
+    type OrchestratorResult,
+    type SdkAction,
+    type SdkRetryOptions,
+} from "./orchestratorActions";
+import type { TaskHub } from "./taskHub";
+
+/** The durable functions the app registered, as the emulator needs to find them. */
+export interface DurableFunctionLookup {
+    orchestrator(name: string | undefined): HostFunction | undefined;
+    activity(name: string | undefined): HostFunction | undefined;
+    orchestratorNames(): string[];
+    activityNames(): string[];
+}
+
+/** What to do with a control message after processing: delete it, or look at it again later. */
+export type Disposition = { kind: "delete" } | { kind: "retry"; afterMs: number };
+
+type Decision =
+    | { kind: "drop"; reason: string }
+    | { kind: "retry"; afterMs: number }
+    | { kind: "start"; conflict: boolean }
+    | { kind: "control" }
+    | { kind: "event"; key: string; bookkeeping: boolean };
+
+const MAX_SHORT_TIMER_MS = 6 * 86_400_000;
+const LONG_TIMER_INTERVAL_MS = 3 * 86_400_000;
+const MAX_EVENTS_PER_EPISODE = 50;
+
+interface InstanceState {
+    instanceId: string;
+    record: InstanceRecord | undefined;
+    sentinel: Sentinel | undefined;
+    history: HistoryEvent[];
+    view: ExecutionView;
+}
+
+interface Completion {
+    status: Exclude<RuntimeStatus, "Pending" | "Running" | "Suspended">;
+    /** JSON text of the output (the reason for Terminated, the message for Failed). */
+    output: string;
+    failure?: { message: string; details: string; failureDetails?: string };
+}
+
+/**
+ * Applies control-queue messages to one orchestration instance: each batch of new events is one
+ * episode, in which the real SDK replays the whole history and returns its cumulative actions;
+ * the host checks them against the history, schedules the new ones (with the host's retry and
+ * long-timer bookkeeping) and commits the episode to the History table before sending its
+ * messages. Redelivered messages are recognised and skipped, so a crash at any point neither
+ * loses nor double-applies an event.
+ */
+export class OrchestrationRunner {
+    constructor(
+        private readonly hub: TaskHub,
+        private readonly store: HistoryStore,
+        private readonly functions: DurableFunctionLookup,
+        private readonly runner: FunctionRunner,
+        private readonly logger: HostLogger,
+    ) {}
+
+    async process(instanceId: string, messages: ControlMessage[]): Promise<Disposition[]> {
+        const state = this.#state(instanceId, await this.store.load(instanceId));
+        await this.#recover(state);
+        const dispositions: Disposition[] = messages.map(() => ({ kind: "delete" }));
+        const order = messages.map((_m, i) => i).sort((a, b) => (messages[a] as ControlMessage).sentAt.localeCompare((messages[b] as ControlMessage).sentAt) || a - b);
+        let chunk: HistoryEvent[] = [];
+        const chunkKeys = new Set<string>();
+        const flush = async () => {
+            if (chunk.length === 0) return;
+            const events = chunk;
+            chunk = [];
+            chunkKeys.clear();
+            await this.#episode(state, events);
+        };
+        for (const index of order) {
+            const message = messages[index] as ControlMessage;
+            const decision = this.#classify(state, message, chunkKeys);
+            switch (decision.kind) {
+                case "drop":
+                    this.logger.host("debug", `Durable: instance '${instanceId}' drops ${message.event.EventType} message ${message.id}: ${decision.reason}.`);
+                    break;
+                case "retry":
+                    dispositions[index] = { kind: "retry", afterMs: decision.afterMs };
+                    break;
+                case "start":
+                    await flush();
+                    if (decision.conflict) await this.#rejectChildStart(message);
+                    else await this.#start(state, message);
+                    break;
+                case "control":
+                    await flush();
+                    await this.#control(state, message);
+                    break;
+                case "event": {
+                    const event: HistoryEvent = { ...message.event, MessageId: message.id };
+                    if (decision.bookkeeping) {
+                        await flush();
+                        chunk = [event];
+                        await flush();
+                    } else {
+                        chunk.push(event);
+                        chunkKeys.add(decision.key);
+                        if (chunk.length >= MAX_EVENTS_PER_EPISODE) await flush();
+                    }
+                    break;
+                }
+            }
+        }
+        await flush();
+        return dispositions;
+    }
+
+    #state(instanceId: string, snapshot: InstanceSnapshot): InstanceState {
+        return { instanceId, ...snapshot, view: viewExecution(snapshot.history, snapshot.sentinel?.executionId) };
+    }
+
+    /** Finishes what a crash may have interrupted after the last commit: unsent messages, a stale Instances row. */
+    async #recover(state: InstanceState): Promise<void> {
+        if (!state.sentinel) return;
+        if (!state.sentinel.outboxSent) await this.#sendOutbox(state);
+        const record = state.record;
+        if (state.view.started && (!record || record.executionId === state.sentinel.executionId)) {
+            const projected = projectedStatus(state.view.status);
+            if (!record || record.runtimeStatus !== projected || record.lastUpdatedTime.getTime() < Date.parse(state.view.lastUpdatedTime ?? "")) await this.#syncRecord(state);
+        }
+    }
+
+    #classify(state: InstanceState, message: ControlMessage, chunkKeys: Set<string>): Decision {
+        const event = message.event;
+        const view = state.view;
+        const current = state.sentinel?.executionId;
+        const active = state.sentinel !== undefined && (view.status === "Running" || view.status === "Suspended");
+
+        if (event.EventType === "ExecutionStarted") {
+            if (current !== undefined && current === message.executionId) return { kind: "drop", reason: "this execution already started" };
+            if (message.continuedFrom !== undefined) {
+                return current === message.continuedFrom && view.status === "ContinuedAsNew" ? { kind: "start", conflict: false } : { kind: "drop", reason: "stale continue-as-new" };
+            }
+            if (event.ParentInstance !== undefined) return { kind: "start", conflict: active };
+            if (state.record?.executionId === message.executionId && !active) return { kind: "start", conflict: false };
+            return { kind: "drop", reason: "a newer start replaced this one" };
+        }
+        if (!state.sentinel || !view.started) {
+            if (state.record?.runtimeStatus === "Pending") return { kind: "retry", afterMs: 250 };
+            return { kind: "drop", reason: "no such instance" };
+        }
+        if (message.executionId !== undefined && message.executionId !== current) return { kind: "drop", reason: "it is for an earlier execution" };
+        if (view.status === "ContinuedAsNew") return message.executionId !== undefined ? { kind: "drop", reason: "the execution continued as new" } : { kind: "retry", afterMs: 100 };
+        if (isTerminal(view.status)) return { kind: "drop", reason: `the instance is ${view.status}` };
+        if (view.appliedMessageIds.has(message.id) || chunkKeys.has(`m:${message.id}`)) return { kind: "drop", reason: "already applied" };
+
+        switch (event.EventType) {
+            case "ExecutionTerminated":
+            case "ExecutionSuspended":
+            case "ExecutionResumed":
+                return { kind: "control" };
+            default:
+                break;
+        }
+        if (view.status === "Suspended") return { kind: "retry", afterMs: 300 };
+
+        switch (event.EventType) {
+            case "TaskCompleted":
+            case "TaskFailed":
+            case "SubOrchestrationInstanceCompleted":
+            case "SubOrchestrationInstanceFailed": {
+                const id = event.TaskScheduledId ?? -1;
+                const op = view.ops.get(id);
+                const expected = event.EventType.startsWith("Task") ? "TaskScheduled" : "SubOrchestrationInstanceCreated";
+                if (!op || op.EventType !== expected) return { kind: "drop", reason: `no ${expected} with id ${id}` };
+                if (view.resolved.has(id) || chunkKeys.has(`r:${id}`)) return { kind: "drop", reason: `task ${id} already has a result` };
+                const failed = event.EventType.endsWith("Failed");
+                return { kind: "event", key: `r:${id}`, bookkeeping: failed && op.RetryOptions !== undefined };
+            }
+            case "TimerFired": {
+                const id = event.TimerId ?? -1;
+                const op = view.ops.get(id);
+                if (!op || op.EventType !== "TimerCreated") return { kind: "drop", reason: `no timer with id ${id}` };
+                if (view.resolved.has(id) || chunkKeys.has(`r:${id}`)) return { kind: "drop", reason: `timer ${id} already fired` };
+                const due = Date.parse(event.FireAt ?? op.FireAt ?? "") - Date.now();
+                if (due > 5) return { kind: "retry", afterMs: due };
+                return { kind: "event", key: `r:${id}`, bookkeeping: op.TimerPurpose === "retry" || op.TimerPurpose === "long" };
+            }
+            case "EventRaised":
+                return { kind: "event", key: `m:${message.id}`, bookkeeping: false };
+            default:
+                return { kind: "drop", reason: `unexpected event type ${event.EventType}` };
+        }
+    }
+
+    async #start(state: InstanceState, message: ControlMessage): Promise<void> {
+        const started: HistoryEvent = { ...message.event, EventId: -1, Timestamp: message.sentAt, MessageId: message.id };
+        await this.#episode(state, [started], message.executionId ?? randomUUID());
+    }
+
+    /** A sub-orchestration start for an instance id that is already running: the parent's task fails. */
+    async #rejectChildStart(message: ControlMessage): Promise<void> {
+        const parent = JSON.parse(message.event.ParentInstance ?? "{}") as ParentInstance;
+        const reason = `An orchestration instance with the id '${message.instanceId}' is already running; a sub-orchestration cannot reuse it.`;
+        this.logger.warn(`Durable: ${reason}`);
+        await this.hub.send({
+            message: controlMessage(
+                parent.InstanceId,
+                { EventType: "SubOrchestrationInstanceFailed", EventId: -1, Timestamp: new Date().toISOString(), TaskScheduledId: parent.TaskScheduleId, Reason: reason, Details: reason },
+                { executionId: parent.ExecutionId, id: `${message.id}:rejected` },
+            ),
+        });
+    }
+
+    async #control(state: InstanceState, message: ControlMessage): Promise<void> {
+        const now = this.#episodeTime(state).toISOString();
+        const reason = message.event.Input ?? message.event.Reason ?? "";
+        const events: HistoryEvent[] = [];
+        const outbox: OutboundMessage[] = [];
+        if (message.event.EventType === "ExecutionTerminated") {
+            const completion: Completion = { status: "Terminated", output: JSON.stringify(reason) };
+            events.push(
+                { EventType: "OrchestratorStarted", EventId: -1, Timestamp: now },
+                { EventType: "ExecutionTerminated", EventId: -1, Timestamp: now, Input: reason, MessageId: message.id },
+                { EventType: "ExecutionCompleted", EventId: -1, Timestamp: now, OrchestrationStatus: "Terminated", Result: completion.output },
+                { EventType: "OrchestratorCompleted", EventId: -1, Timestamp: now, CustomStatus: state.view.customStatus },
+            );
+            outbox.push(...this.#notifyParent(state.view, { ...completion, failure: { message: `The orchestration was terminated: ${reason}`, details: reason } }));
+            this.logger.info(`Durable: instance '${state.instanceId}' terminated. Reason: ${reason}`);
+        } else {
+            events.push({ EventType: message.event.EventType, EventId: -1, Timestamp: now, Reason: reason, MessageId: message.id });
+            this.logger.info(`Durable: instance '${state.instanceId}' ${message.event.EventType === "ExecutionSuspended" ? "suspended" : "resumed"}. Reason: ${reason}`);
+        }
+        await this.#commit(state, { executionId: state.sentinel?.executionId ?? "", reset: false, events, outbox });
+    }
+
+    /** One episode: the SDK replays history + new events; the host records and schedules what it decided. */
+    async #episode(state: InstanceState, newEvents: HistoryEvent[], newExecutionId?: string): Promise<void> {
+        const now = this.#episodeTime(state);
+        const nowIso = now.toISOString();
+        const base = newExecutionId !== undefined ? [] : state.history;
+        const executionId = newExecutionId ?? state.sentinel?.executionId ?? "";
+        const episode: HistoryEvent[] = [{ EventType: "OrchestratorStarted", EventId: -1, Timestamp: nowIso }, ...newEvents];
+        const view = viewExecution([...base, ...episode], executionId);
+        const ctx = { instanceId: state.instanceId, executionId, view, now, nextId: view.nextId, outbox: [] as OutboundMessage[] };
+        const allocations: HistoryEvent[] = [];
+        if (newEvents.length === 1) allocations.push(...this.#bookkeeping(ctx, newEvents[0] as HistoryEvent));
+
+        let completion: Completion | undefined;
+        let continueAsNew: { input: string | undefined } | undefined;
+        let customStatus = view.customStatus;
+        const fn = this.functions.orchestrator(view.name);
+        if (!fn) {
+            completion = failed(view.name, `The function '${view.name}' doesn't exist, is disabled, or is not an orchestrator function.`);
+        } else {
+            const outcome = await this.#invoke(fn, state.instanceId, [...base, ...episode], view);
+            const result = outcome.result;
+            if (result) customStatus = JSON.stringify(result.customStatus ?? null);
+            const actions = result ? flattenActions(result.actions) : [];
+            const recorded = recordedActionOps(view);
+            const ops = idConsumingActions(actions);
+            const nondeterminism = outcome.failure ? undefined : checkDeterminism(recorded, ops);
+            const unsupported = unsupportedActionMessage(actions);
+            if (nondeterminism) completion = failed(view.name, nondeterminism);
+            else if (outcome.failure) completion = failed(view.name, outcome.failure.message, outcome.failure.stack, outcome.failure.failureDetails);
+            else if (unsupported) completion = failed(view.name, unsupported);
+            else if (result?.isDone) {
+                const can = actions.find((a) => a.actionType === ActionType.ContinueAsNew);
+                if (can) continueAsNew = { input: actionInputJson(can, true) };
+                else completion = { status: "Completed", output: JSON.stringify(result.output ?? null) };
+            } else {
+                const problem = this.#validateNewOps(ops.slice(recorded.length), state.instanceId, view);
+                if (problem) completion = failed(view.name, problem);
+                else for (const action of ops.slice(recorded.length)) allocations.push(...this.#schedule(ctx, action));
+            }
+        }
+
+        const closing: HistoryEvent[] = [{ EventType: "OrchestratorCompleted", EventId: -1, Timestamp: nowIso, CustomStatus: customStatus }];
+        let outbox = ctx.outbox;
+        let recordedAllocations = allocations;
+        if (completion || continueAsNew) {
+            recordedAllocations = [];
+            outbox = [];
+        }
+        if (continueAsNew) {
+            closing.push({ EventType: "ExecutionCompleted", EventId: -1, Timestamp: nowIso, OrchestrationStatus: "ContinuedAsNew", Result: continueAsNew.input });
+            const started: HistoryEvent = { EventType: "ExecutionStarted", EventId: -1, Timestamp: nowIso, Name: view.name, Input: continueAsNew.input, Version: view.version };
+            if (view.started?.ParentInstance) started.ParentInstance = view.started.ParentInstance;
+            outbox.push({ message: controlMessage(state.instanceId, started, { executionId: randomUUID(), continuedFrom: executionId }) });
+            this.logger.info(`Durable: instance '${state.instanceId}' continues as new.`);
+        } else if (completion) {
+            const end: HistoryEvent = { EventType: "ExecutionCompleted", EventId: -1, Timestamp: nowIso, OrchestrationStatus: completion.status, Result: completion.output };
+            if (completion.failure?.failureDetails) end.FailureDetails = completion.failure.failureDetails;
+            closing.push(end);
+            outbox.push(...this.#notifyParent(view, completion));
+            const level = completion.status === "Failed" ? "warning" : "information";
+            this.logger.host(level, `Durable: instance '${state.instanceId}' (${view.name}) ${completion.status}.${completion.failure ? ` ${completion.failure.message}` : ""}`);
+        }
+        await this.#commit(state, { executionId, reset: newExecutionId !== undefined, events: [...episode, ...recordedAllocations, ...closing], outbox });
+    }
+
+    /** The host's part of retries and long timers, for the one new event of this episode. */
+    #bookkeeping(ctx: ScheduleContext, event: HistoryEvent): HistoryEvent[] {
+        const { view, now } = ctx;
+        if (event.EventType === "TaskFailed" || event.EventType === "SubOrchestrationInstanceFailed") {
+            const op = view.ops.get(event.TaskScheduledId ?? -1);
+            if (!op?.RetryOptions) return [];
+            const first = op.ChainOf !== undefined ? (view.ops.get(op.ChainOf) ?? op) : op;
+            const options = JSON.parse(op.RetryOptions) as SdkRetryOptions;
+            const attempt = op.Attempt ?? 1;
+            const failureDetails = event.FailureDetails ? (JSON.parse(event.FailureDetails) as { IsNonRetriable?: boolean }) : undefined;
+            if (failureDetails?.IsNonRetriable) {
+                this.logger.warn(`Durable: instance '${ctx.instanceId}': '${op.Name}' failed with a non-retriable error; like the real host, no retry timer is created, and the durable-functions SDK keeps waiting for one (durable-js #629).`);
+                return [];
+            }
+            if (attempt >= Math.max(1, options.maxNumberOfAttempts)) {
+                return [this.#timer(ctx, now, { TimerPurpose: "retry-final", ChainOf: first.EventId, Attempt: attempt })];
+            }
+            const delay = computeRetryDelay(options, attempt - 1, Date.parse(first.Timestamp), now.getTime());
+            if (delay <= 0) {
+                this.logger.warn(`Durable: instance '${ctx.instanceId}': retryTimeout of '${op.Name}' has passed; like the real host, no retry timer is created, and the durable-functions SDK keeps waiting for one (durable-js #629).`);
+                return [];
+            }
+            return [this.#timer(ctx, new Date(now.getTime() + delay), { TimerPurpose: "retry", ChainOf: first.EventId, Attempt: attempt })];
+        }
+        if (event.EventType === "TimerFired") {
+            const timer = view.ops.get(event.TimerId ?? -1);
+            if (timer?.TimerPurpose === "retry" && timer.ChainOf !== undefined) {
+                const first = view.ops.get(timer.ChainOf);
+                if (!first) return [];
+                return this.#scheduleAttempt(ctx, first, (timer.Attempt ?? 1) + 1);
+            }
+            if (timer?.TimerPurpose === "long" && timer.FinalFireAt) {
+                const finalAt = Date.parse(timer.FinalFireAt);
+                if (!(finalAt > now.getTime())) return [];
+                const leg = finalAt - now.getTime() > MAX_SHORT_TIMER_MS ? new Date(now.getTime() + LONG_TIMER_INTERVAL_MS) : new Date(finalAt);
+                return [this.#timer(ctx, leg, { TimerPurpose: "long", FinalFireAt: timer.FinalFireAt, ChainOf: timer.ChainOf ?? timer.EventId })];
+            }
+        }
+        return [];
+    }
+
+    #schedule(ctx: ScheduleContext, action: SdkAction): HistoryEvent[] {
+        switch (action.actionType) {
+            case ActionType.CallActivity:
+            case ActionType.CallActivityWithRetry:
+            case ActionType.CallSubOrchestrator:
+            case ActionType.CallSubOrchestratorWithRetry: {
+                const withRetry = action.actionType === ActionType.CallActivityWithRetry || action.actionType === ActionType.CallSubOrchestratorWithRetry;
+                const isActivity = action.actionType === ActionType.CallActivity || action.actionType === ActionType.CallActivityWithRetry;
+                const op: HistoryEvent = {
+                    EventType: isActivity ? "TaskScheduled" : "SubOrchestrationInstanceCreated",
+                    EventId: -1,
+                    Timestamp: ctx.now.toISOString(),
+                    Name: action.functionName,
+                    Input: actionInputJson(action, isActivity),
+                    Version: action.version ?? "",
+                };
+                if (!isActivity && action.instanceId) op.InstanceId = action.instanceId;
+                if (withRetry) op.RetryOptions = JSON.stringify(action.retryOptions ?? { firstRetryIntervalInMilliseconds: 1000, maxNumberOfAttempts: 1 });
+                return this.#scheduleAttempt(ctx, op, 1);
+            }
+            case ActionType.CreateTimer: {
+                const fireAt = new Date(action.fireAt ?? ctx.now.toISOString());
+                if (fireAt.getTime() - ctx.now.getTime() > MAX_SHORT_TIMER_MS) {
+                    return [this.#timer(ctx, new Date(ctx.now.getTime() + LONG_TIMER_INTERVAL_MS), { TimerPurpose: "long", FinalFireAt: fireAt.toISOString() })];
+                }
+                return [this.#timer(ctx, fireAt, {})];
+            }
+            default:
+                return [];
+        }
+    }
+
+    /** Schedules attempt `attempt` of an activity or sub-orchestration (the first, or a retry of `first`). */
+    #scheduleAttempt(ctx: ScheduleContext, first: HistoryEvent, attempt: number): HistoryEvent[] {
+        const id = ctx.nextId++;
+        const op: HistoryEvent = {
+            EventType: first.EventType,
+            EventId: id,
+            Timestamp: ctx.now.toISOString(),
+            Name: first.Name,
+            Input: first.Input,
+            Version: first.Version,
+        };
+        if (first.RetryOptions !== undefined) {
+            op.RetryOptions = first.RetryOptions;
+            op.Attempt = attempt;
+            if (attempt > 1) op.ChainOf = first.EventId;
+        }
+        if (op.EventType === "TaskScheduled") {
+            ctx.outbox.push({
+                message: { kind: "workItem", id: randomUUID(), instanceId: ctx.instanceId, executionId: ctx.executionId, taskScheduledId: id, name: op.Name ?? "", input: op.Input, sentAt: new Date().toISOString() },
+            });
+        } else {
+            const defaultId = `${ctx.instanceId}:${id}`;
+            const firstUsedDefault = attempt > 1 && first.InstanceId === `${ctx.instanceId}:${first.EventId}`;
+            const childId = firstUsedDefault ? defaultId : (first.InstanceId ?? defaultId);
+            op.InstanceId = childId;
+            const parent: ParentInstance = { Name: ctx.view.name ?? "", InstanceId: ctx.instanceId, ExecutionId: ctx.executionId, TaskScheduleId: id };
+            const started: HistoryEvent = { EventType: "ExecutionStarted", EventId: -1, Timestamp: ctx.now.toISOString(), Name: op.Name, Input: op.Input, Version: op.Version, ParentInstance: JSON.stringify(parent) };
+            ctx.outbox.push({ message: controlMessage(childId, started, { executionId: randomUUID() }) });
+        }
+        return [op];
+    }
+
+    #timer(ctx: ScheduleContext, fireAt: Date, extra: Partial<HistoryEvent>): HistoryEvent {
+        const id = ctx.nextId++;
+        const fireAtIso = fireAt.toISOString();
+        ctx.outbox.push({
+            message: controlMessage(ctx.instanceId, { EventType: "TimerFired", EventId: -1, Timestamp: fireAtIso, TimerId: id, FireAt: fireAtIso }, { executionId: ctx.executionId }),
+            delayMs: fireAt.getTime() - Date.now(),
+        });
+        return { EventType: "TimerCreated", EventId: id, Timestamp: ctx.now.toISOString(), FireAt: fireAtIso, ...extra };
+    }
+
+    #validateNewOps(ops: SdkAction[], instanceId: string, view: ExecutionView): string | undefined {
+        for (const action of ops) {
+            if (action.actionType === ActionType.CallActivity || action.actionType === ActionType.CallActivityWithRetry) {
+                if (!this.functions.activity(action.functionName)) {
+                    return `The function '${action.functionName}' doesn't exist, is disabled, or is not an activity function. Additional info: The following are the known activity functions: ${quoteList(this.functions.activityNames())}.`;
+                }
+            } else if (action.actionType === ActionType.CallSubOrchestrator || action.actionType === ActionType.CallSubOrchestratorWithRetry) {
+                if (!this.functions.orchestrator(action.functionName)) {
+                    return `The function '${action.functionName}' doesn't exist, is disabled, or is not an orchestrator function. Additional info: The following are the known orchestrator functions: ${quoteList(this.functions.orchestratorNames())}.`;
+                }
+                const id = action.instanceId;
+                if (id !== undefined && (id.toLowerCase() === instanceId.toLowerCase() || (view.parent && id.toLowerCase() === view.parent.InstanceId.toLowerCase()))) {
+                    return "The instance ID of a sub-orchestration must be different than the instance ID of a parent orchestration.";
+                }
+                if (id !== undefined && id.startsWith("@")) return "Orchestration instance ids must not start with @";
+            }
+        }
+        return undefined;
+    }
+
+    #notifyParent(view: ExecutionView, completion: Completion): OutboundMessage[] {
+        const parent = view.parent;
+        if (!parent) return [];
+        const now = new Date().toISOString();
+        const event: HistoryEvent =
+            completion.status === "Completed"
+                ? { EventType: "SubOrchestrationInstanceCompleted", EventId: -1, Timestamp: now, TaskScheduledId: parent.TaskScheduleId, Result: completion.output }
+                : {
+                      EventType: "SubOrchestrationInstanceFailed",
+                      EventId: -1,
+                      Timestamp: now,
+                      TaskScheduledId: parent.TaskScheduleId,
+                      Reason: completion.failure?.message ?? completion.status,
+                      Details: completion.failure?.details ?? "",
+                  };
+        return [{ message: controlMessage(parent.InstanceId, event, { executionId: parent.ExecutionId }) }];
+    }
+
+    async #invoke(
+        fn: HostFunction,
+        instanceId: string,
+        history: HistoryEvent[],
+        view: ExecutionView,
+    ): Promise<{ result?: OrchestratorResult; failure?: { message: string; stack?: string; failureDetails?: string } }> {
+        const lastStarted = history.map((e) => e.EventType).lastIndexOf("OrchestratorStarted");
+        const payload = {
+            history: toSdkHistory(history),
+            input: view.input !== undefined && view.input !== "" ? (JSON.parse(view.input) as unknown) : null,
+            instanceId,
+            isReplaying: lastStarted > 0,
+            parentInstanceId: view.parent?.InstanceId ?? null,
+            upperSchemaVersion: 1,
+            upperSchemaVersionNew: 2,
+            longRunningTimerIntervalDuration: "3.00:00:00",
+            maximumShortTimerDuration: "6.00:00:00",
+            defaultHttpAsyncRequestSleepTimeMillseconds: 30000,
+        };
+        try {
+            const { response } = await this.runner.run(fn, { json: JSON.stringify(payload) }, { reason: `(Orchestration) instance '${instanceId}'` });
+            const value = fromRpcValue(response.returnValue);
+            if (!value || typeof value !== "object" || !("isDone" in value)) {
+                return { failure: { message: `Orchestrator function '${fn.name}' did not return an orchestrator state; register it with df.app.orchestration().` } };
+            }
+            return { result: value as OrchestratorResult };
+        } catch (error) {
+            const text = errorMessage(error);
+            const label = "$OutOfProcData$:";
+            const at = text.indexOf(label);
+            if (at < 0) return { failure: { message: text, stack: error instanceof Error ? error.stack : undefined } };
+            const result = JSON.parse(text.slice(at + label.length)) as OrchestratorResult;
+            const failureDetails = result.failureDetails ? JSON.stringify(result.failureDetails) : undefined;
+            return { result, failure: { message: result.error ?? text.slice(0, at).trim(), stack: result.failureDetails?.StackTrace, failureDetails } };
+        }
+    }
+
+    async #commit(state: InstanceState, args: { executionId: string; reset: boolean; events: HistoryEvent[]; outbox: OutboundMessage[] }): Promise<void> {
+        const startIndex = args.reset ? 0 : state.history.length;
+        state.sentinel = await this.store.commit(state.instanceId, { executionId: args.executionId, startIndex, events: args.events, outbox: args.outbox, previous: state.sentinel });
+        state.history = args.reset ? args.events : [...state.history, ...args.events];
+        state.view = viewExecution(state.history, args.executionId);
+        await this.#syncRecord(state);
+        await this.#sendOutbox(state);
+    }
+
+    async #sendOutbox(state: InstanceState): Promise<void> {
+        const sentinel = state.sentinel;
+        if (!sentinel || sentinel.outboxSent) return;
+        await Promise.all(sentinel.outbox.map((outbound) => this.hub.send(outbound)));
+        state.sentinel = await this.store.markOutboxSent(state.instanceId, sentinel);
+    }
+
+    async #syncRecord(state: InstanceState): Promise<void> {
+        const view = state.view;
+        if (!view.started || !state.sentinel) return;
+        const sameExecution = state.record?.executionId === state.sentinel.executionId;
+        const record: InstanceRecord = {
+            instanceId: state.instanceId,
+            executionId: state.sentinel.executionId,
+            name: view.name ?? "",
+            version: view.version,
+            input: view.input,
+            output: view.output,
+            customStatus: view.customStatus,
+            createdTime: sameExecution && state.record ? state.record.createdTime : new Date(view.createdTime ?? Date.now()),
+            lastUpdatedTime: new Date(view.lastUpdatedTime ?? Date.now()),
+            completedTime: view.completedTime ? new Date(view.completedTime) : undefined,
+            runtimeStatus: projectedStatus(view.status),
+        };
+        await this.store.writeRecord(record);
+        state.record = record;
+    }
+
+    /** Episode timestamps increase strictly, so `currentUtcDateTime` never goes backwards. */
+    #episodeTime(state: InstanceState): Date {
+        const last = state.history.length > 0 ? Date.parse((state.history[state.history.length - 1] as HistoryEvent).Timestamp) : 0;
+        return new Date(Math.max(Date.now(), last + 1));
+    }
+}
+
+interface ScheduleContext {
+    instanceId: string;
+    executionId: string;
+    view: ExecutionView;
+    now: Date;
+    nextId: number;
+    outbox: OutboundMessage[];
+}
+
+/** The Instances row shows a continued-as-new instance as Running until its next execution starts. */
+function projectedStatus(status: RuntimeStatus): RuntimeStatus {
+    return status === "ContinuedAsNew" ? "Running" : status;
+}
+
+function failed(name: string | undefined, message: string, stack?: string, failureDetails?: string): Completion {
+    const output = `Orchestrator function '${name ?? "?"}' failed: ${message}`;
+    return {
+        status: "Failed",
+        output: JSON.stringify(output),
+        failure: {
+            message: output,
+            details: stack ?? message,
+            failureDetails: failureDetails ?? JSON.stringify({ ErrorType: "OrchestrationFailureException", ErrorMessage: message, StackTrace: stack ?? null, IsNonRetriable: false }),
+        },
+    };
+}
+
+function quoteList(names: string[]): string {
+    return names.length === 0 ? "(none)" : names.map((n) => `'${n}'`).join(", ");
+}

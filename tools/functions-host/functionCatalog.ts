@@ -1,0 +1,137 @@
+import type { AppSettings } from "./config/appSettings";
+import { parseSchedule, type Schedule } from "./ncrontab";
+import { parseRouteTemplate, type RouteTemplate } from "./http/routeTemplate";
+import type { CapturedFunction } from "./worker/coreApi";
+import type { RpcBindingInfo } from "./worker/coreTypes";
+
+export type AuthLevel = "anonymous" | "function" | "admin";
+
+/** One function as `GET /admin/functions` lists it. */
+export interface RegisteredFunctionInfo {
+    name: string;
+    trigger: string;
+    route?: string;
+    methods?: string[];
+    authLevel?: AuthLevel;
+    schedule?: string;
+    queueName?: string;
+    disabled?: boolean;
+}
+
+export interface QueueBindingTarget {
+    bindingName: string;
+    queueName: string;
+    connection: string | undefined;
+}
+
+/** A registered function with its binding expressions resolved, ready for the triggers to use. */
+export interface HostFunction {
+    name: string;
+    captured: CapturedFunction;
+    triggerBindingName: string;
+    triggerType: string;
+    trigger: RpcBindingInfo;
+    disabled: boolean;
+    http?: { route: string; template: RouteTemplate; methods: string[]; authLevel: AuthLevel; outputBindingName?: string };
+    timer?: { schedule: Schedule; runOnStartup: boolean };
+    queueTrigger?: QueueBindingTarget & { dataType?: string };
+    durableClientBindings: string[];
+    queueOutputs: QueueBindingTarget[];
+    info: RegisteredFunctionInfo;
+}
+
+const HTTP_METHODS = new Set(["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "TRACE"]);
+
+/**
+ * Builds the host's view of every captured registration. A function whose bindings cannot be
+ * resolved (e.g. a missing %SETTING%) is reported through `onError` and left out, as the real
+ * host puts such a function in an error state and still runs the others.
+ */
+export function buildCatalog(
+    captured: Iterable<CapturedFunction>,
+    settings: AppSettings,
+    options: { timeZone?: string; onError: (functionName: string, error: Error) => void },
+): HostFunction[] {
+    const result: HostFunction[] = [];
+    for (const fn of captured) {
+        try {
+            result.push(describe(fn, settings, options.timeZone));
+        } catch (error) {
+            options.onError(fn.metadata.name, error as Error);
+        }
+    }
+    return result.sort((a, b) => a.name.localeCompare(b.name));
+}
+
+function describe(fn: CapturedFunction, settings: AppSettings, timeZone: string | undefined): HostFunction {
+    const name = fn.metadata.name;
+    const bindings = Object.entries(fn.metadata.bindings);
+    const triggerEntry = bindings.find(([, b]) => typeof b.type === "string" && /trigger$/i.test(b.type));
+    if (!triggerEntry) throw new Error(`Function '${name}' has no trigger binding.`);
+    const [triggerBindingName, trigger] = triggerEntry;
+    const triggerType = String(trigger.type);
+    const what = (property: string) => `Function '${name}' binding property '${property}'`;
+    const resolve = (value: unknown, property: string): string | undefined =>
+        typeof value === "string" ? settings.resolve(value, what(property)) : undefined;
+
+    const hostFn: HostFunction = {
+        name,
+        captured: fn,
+        triggerBindingName,
+        triggerType,
+        trigger,
+        disabled: settings.isFunctionDisabled(name),
+        durableClientBindings: [],
+        queueOutputs: [],
+        info: { name, trigger: triggerType },
+    };
+
+    for (const [bindingName, binding] of bindings) {
+        const type = String(binding.type ?? "").toLowerCase();
+        if (binding.direction === "in" && (type === "durableclient" || type === "orchestrationclient")) hostFn.durableClientBindings.push(bindingName);
+        if (binding.direction === "out" && type === "queue") {
+            const queueName = resolve(binding.queueName, "queueName");
+            if (!queueName) throw new Error(`${what("queueName")} is missing on the storageQueue output binding '${bindingName}'.`);
+            hostFn.queueOutputs.push({ bindingName, queueName: queueName.toLowerCase(), connection: resolve(binding.connection, "connection") });
+        }
+    }
+
+    switch (triggerType.toLowerCase()) {
+        case "httptrigger": {
+            const route = resolve(trigger.route, "route") ?? name;
+            const methods = (Array.isArray(trigger.methods) ? (trigger.methods as unknown[]) : ["GET", "POST"]).map((m) => String(m).toUpperCase());
+            for (const method of methods) if (!HTTP_METHODS.has(method)) throw new Error(`Function '${name}' lists an unknown HTTP method '${method}'.`);
+            const authLevel = String(trigger.authLevel ?? "anonymous").toLowerCase();
+            if (authLevel !== "anonymous" && authLevel !== "function" && authLevel !== "admin") {
+                throw new Error(`Function '${name}' has authLevel '${authLevel}'; use anonymous, function or admin.`);
+            }
+            const output = bindings.find(([, b]) => b.direction === "out" && String(b.type).toLowerCase() === "http");
+            hostFn.http = { route, template: parseRouteTemplate(route), methods, authLevel, outputBindingName: output?.[0] };
+            Object.assign(hostFn.info, { route, methods, authLevel });
+            break;
+        }
+        case "timertrigger": {
+            const expression = resolve(trigger.schedule, "schedule");
+            if (!expression) throw new Error(`${what("schedule")} is missing.`);
+            hostFn.timer = { schedule: parseSchedule(expression, timeZone), runOnStartup: trigger.runOnStartup === true || trigger.runOnStartup === "true" };
+            hostFn.info.schedule = expression;
+            break;
+        }
+        case "queuetrigger": {
+            const queueName = resolve(trigger.queueName, "queueName");
+            if (!queueName) throw new Error(`${what("queueName")} is missing.`);
+            hostFn.queueTrigger = {
+                bindingName: triggerBindingName,
+                queueName: queueName.toLowerCase(),
+                connection: resolve(trigger.connection, "connection"),
+                dataType: typeof trigger.dataType === "string" ? trigger.dataType : undefined,
+            };
+            hostFn.info.queueName = hostFn.queueTrigger.queueName;
+            break;
+        }
+        default:
+            break;
+    }
+    if (hostFn.disabled) hostFn.info.disabled = true;
+    return hostFn;
+}

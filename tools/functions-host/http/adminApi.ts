@@ -1,0 +1,66 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { z } from "zod";
+import type { RegisteredFunctionInfo } from "../functionCatalog";
+import { readBody, sendEmpty, sendJson } from "./respond";
+
+export type HostState = "Starting" | "Running" | "Stopping" | "Stopped";
+
+export interface AdminTarget {
+    state(): HostState;
+    functions(): RegisteredFunctionInfo[];
+    /** Starts the function now; throws AdminError for unknown or unsupported functions. */
+    fire(name: string, input: string | undefined): Promise<void>;
+    version: string;
+}
+
+export class AdminError extends Error {
+    constructor(
+        readonly statusCode: number,
+        message: string,
+    ) {
+        super(message);
+    }
+}
+
+const invokeBody = z.object({ input: z.union([z.string(), z.null()]).optional() }).loose();
+
+/** The admin API subset the host serves: list and fire functions, host status, ping. */
+export async function handleAdminApi(target: AdminTarget, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    const method = (req.method ?? "GET").toUpperCase();
+    const path = url.pathname.replace(/\/+$/, "");
+    if (path === "/admin/host/status" && method === "GET") {
+        return sendJson(res, 200, { state: target.state(), version: target.version, processUptime: Math.round(process.uptime() * 1000) });
+    }
+    if (path === "/admin/host/ping" && (method === "POST" || method === "GET")) return sendEmpty(res, 200);
+    if (path === "/admin/functions" && method === "GET") return sendJson(res, 200, target.functions());
+    const match = /^\/admin\/functions\/([^/]+)$/.exec(path);
+    if (match) {
+        const name = decodeURIComponent(match[1] as string);
+        const info = target.functions().find((f) => f.name.toLowerCase() === name.toLowerCase());
+        if (!info) return sendJson(res, 404, { message: `No function named '${name}' is registered.` });
+        if (method === "GET") return sendJson(res, 200, info);
+        if (method === "POST") {
+            const text = (await readBody(req)).toString("utf8").trim();
+            let input: string | undefined;
+            if (text !== "") {
+                let parsed: unknown;
+                try {
+                    parsed = JSON.parse(text);
+                } catch {
+                    return sendJson(res, 400, { message: 'The body must be JSON like {"input": "..."}.' });
+                }
+                const body = invokeBody.safeParse(parsed);
+                if (!body.success) return sendJson(res, 400, { message: 'The body must be JSON like {"input": "..."} with a string input.' });
+                input = body.data.input ?? undefined;
+            }
+            try {
+                await target.fire(info.name, input);
+            } catch (error) {
+                if (error instanceof AdminError) return sendJson(res, error.statusCode, { message: error.message });
+                throw error;
+            }
+            return sendEmpty(res, 202);
+        }
+    }
+    sendJson(res, 404, { message: `No admin API route matches ${method} ${url.pathname}.` });
+}

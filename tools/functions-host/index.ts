@@ -1,0 +1,2 @@
+export { startHost, type HostOptions, type RunningHost } from "./functionsHost";
+export type { RegisteredFunctionInfo } from "./functionCatalog";
