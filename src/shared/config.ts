@@ -55,6 +55,9 @@ export const SETTINGS = {
     SMARTSHEET_REQUESTS_PER_MINUTE: "request pacing per token",
     SMARTSHEET_CALL_TIMEOUT_SECONDS: "client-side timeout of one Smartsheet request",
     COPY_SETTLE_SECONDS: "wait after an ambiguous copy failure before listing the folder again",
+    STEP_RETRY_FIRST_SECONDS: "first retry delay of a step that failed transiently (doubles each time)",
+    STEP_RETRY_MAX_SECONDS: "longest delay between two retries of a step",
+    STEP_RETRY_ATTEMPTS: "attempts of a step before its orchestration gives up (the reaper then recovers it)",
     ALERT_WEBHOOK_URL: "optional webhook that is POSTed when a job is parked",
 } as const;
 
@@ -81,6 +84,9 @@ export const Config = z.object({
     SMARTSHEET_REQUESTS_PER_MINUTE: wholeNumber(1, 10_000).default(300),
     SMARTSHEET_CALL_TIMEOUT_SECONDS: wholeNumber(1, 600).default(60),
     COPY_SETTLE_SECONDS: wholeNumber(0, 600).default(10),
+    STEP_RETRY_FIRST_SECONDS: wholeNumber(1, 600).default(5),
+    STEP_RETRY_MAX_SECONDS: wholeNumber(1, 600).default(60),
+    STEP_RETRY_ATTEMPTS: wholeNumber(1, 20).default(5),
     ALERT_WEBHOOK_URL: httpsOrLoopbackUrl.optional(),
 });
 export type Config = z.infer<typeof Config>;

@@ -30,9 +30,13 @@ export const SheetCopy = z.object({
 });
 export type SheetCopy = z.infer<typeof SheetCopy>;
 
-/** Written before a copy is sent: the copy may exist even if its result was never recorded. */
-export const CopyClaim = z.object({ claimedAt: Timestamp, by: z.string() });
-export type CopyClaim = z.infer<typeof CopyClaim>;
+/**
+ * Written before a non-idempotent write (a copy, a new folder, a new filing-index row) is sent:
+ * while a claim is fresh another run waits instead of writing too, and once a claim exists the
+ * thing may exist even if its result was never recorded, so the next run looks before it writes.
+ */
+export const Claim = z.object({ claimedAt: Timestamp, by: z.string() });
+export type Claim = z.infer<typeof Claim>;
 
 export const RemovedDuplicate = z.object({ sheetId: Id, name: z.string(), removedAt: Timestamp });
 
@@ -53,18 +57,36 @@ export const JobRow = z.object({
     createdAt: Timestamp,
     copyStartedAt: Timestamp.optional(),
     lastProgressAt: Timestamp,
+    /** The template analysis this job provisions from (see Blueprint). */
+    blueprintVersion: z.string().optional(),
+    /** The template's sheet names, in the template folder's order. */
+    templates: json(z.array(z.string())).default([]),
     lineFolderId: Id.optional(),
     folderId: Id.optional(),
     folderLink: z.string().optional(),
+    /** The product folder existed before this job created anything: look before copying. */
+    folderAdopted: z.boolean().default(false),
     /** Template sheet name → the product's copy of it. */
     copies: json(z.record(z.string(), SheetCopy)).default({}),
-    copyClaims: json(z.record(z.string(), CopyClaim)).default({}),
+    /** Claim key (`folder`, `copy:<template>`, `register`) → the run that is writing it. */
+    claims: json(z.record(z.string(), Claim)).default({}),
     /** Template sheet names whose copies no longer reference template sheets. */
     remapped: json(z.array(z.string())).default([]),
+    /** Template sheet name → summary field title → the field's id in the product's copy. */
+    summaryFieldIds: json(z.record(z.string(), z.record(z.string(), Id))).default({}),
     summaryStamped: z.boolean().default(false),
     registered: z.boolean().default(false),
+    registerRowId: Id.optional(),
+    /** The last status written to the intake row, so the same status is never written twice. */
+    intakeStatus: z.string().optional(),
+    /** Ids of the intake sheet's `Status` and `Folder` columns, as the sweep found them. */
+    intakeStatusColumnId: Id.optional(),
+    intakeFolderColumnId: Id.optional(),
     duplicatesRemoved: json(z.array(RemovedDuplicate)).default([]),
     parkReason: z.string().optional(),
+    parkedAt: Timestamp.optional(),
+    /** Ops has been told about the current parking (log line and webhook). */
+    parkAlerted: z.boolean().default(false),
     rejectReason: z.string().optional(),
     lastError: z.string().optional(),
     smartsheetCalls: z.number().int().min(0).default(0),

@@ -1,0 +1,8 @@
+// Every registration module, loaded by the Functions host through package.json "main". Each one
+// reads the validated configuration first, so bad settings stop the app from loading with one
+// message that names every problem.
+import "./functions/intakeSweep";
+import "./functions/provisionStarter";
+import "./functions/provisionProduct";
+import "./functions/provisioningActivities";
+import "./functions/jobsApi";

@@ -1,0 +1,146 @@
+import * as df from "durable-functions";
+import type { OrchestrationContext, OrchestrationHandler, Task } from "durable-functions";
+import { IntakeStatus } from "../shared/intake/intakeStatus";
+import { formatJobKey, type Stage } from "../shared/jobs/JobRow";
+import {
+    ActivityNames,
+    ProvisionInput,
+    StepOutcome,
+    UNPARK_EVENT,
+    type JobView,
+    type ProvisionStatus,
+} from "../shared/provisioning/contracts";
+
+/** How transient step failures are retried; capped well below the reaper's window. */
+export interface RetryPolicy {
+    firstRetryMs: number;
+    maxAttempts: number;
+    maxRetryMs: number;
+}
+
+type StageResult = StepOutcome;
+
+const NEXT_STAGE: Record<Stage, Stage | undefined> = { copy: "rename", rename: "register", register: undefined };
+
+/**
+ * One product, from the job row to done: copy the template sheets into the product folder,
+ * point their references at each other and stamp the code, register the Document Register.
+ * A permanent problem parks the job until a person raises `unpark`; then the same stage runs
+ * again, adopting what exists. Every step reads and writes the job row, so a recovery instance
+ * started from the row continues where this one stopped.
+ */
+export function provisionProduct(policy: RetryPolicy): OrchestrationHandler {
+    return function* (context: OrchestrationContext): Generator<Task, unknown, unknown> {
+        const input = ProvisionInput.parse(context.df.getInput());
+        const jobKey = formatJobKey(input.jobKey);
+        const step = { jobKey: input.jobKey, instanceId: context.df.instanceId };
+        const retry = new df.RetryOptions(policy.firstRetryMs, policy.maxAttempts);
+        retry.backoffCoefficient = 2;
+        retry.maxRetryIntervalInMilliseconds = policy.maxRetryMs;
+
+        const status: ProvisionStatus = { state: "running", stage: "copy", sheetsDone: 0, sheetsTotal: 0, attempt: input.attempt, jobKey };
+        const show = (patch: Partial<ProvisionStatus>) => {
+            Object.assign(status, patch);
+            context.df.setCustomStatus({ ...status });
+        };
+        const log = (message: string) => {
+            if (!context.df.isReplaying) context.log(`job ${jobKey}: ${message}`);
+        };
+        function* call(activity: string, extra: object = {}): Generator<Task, StepOutcome, unknown> {
+            return StepOutcome.parse(yield context.df.callActivityWithRetry(activity, retry, { ...step, ...extra }));
+        }
+
+        let job: JobView;
+
+        function* copyStage(): Generator<Task, StageResult, unknown> {
+            let outcome = yield* call(ActivityNames.enterStage, {
+                stage: "copy",
+                status: IntakeStatus.copying(job.copied.length, job.templates.length),
+            });
+            if (outcome.outcome !== "done") return outcome;
+            outcome = yield* call(ActivityNames.ensureProductFolder);
+            if (outcome.outcome !== "done") return outcome;
+            job = outcome.job;
+
+            for (let round = 1; round <= 3; round++) {
+                // Copy what is missing, all at once. (Never re-yield Task.any over tasks already
+                // scheduled: the SDK schedules them again, durable-js #574.)
+                const copies = job.templates
+                    .filter((template) => !job.copied.includes(template))
+                    .map((template) => context.df.callActivityWithRetry(ActivityNames.copyTemplateSheet, retry, { ...step, template }));
+                if (copies.length > 0) {
+                    const outcomes = ((yield context.df.Task.all(copies)) as unknown[]).map((outcome) => StepOutcome.parse(outcome));
+                    const stopped = outcomes.find((outcome) => outcome.outcome !== "done");
+                    if (stopped) return stopped;
+                }
+                // The folder must hold exactly the expected names: duplicates go, gaps come back.
+                const verified = yield* call(ActivityNames.verifyCopies);
+                if (verified.outcome !== "done") return verified;
+                job = verified.job;
+                show({ sheetsDone: job.copied.length });
+                if (!verified.missing?.length) return verified;
+                log(`copies missing after round ${round}: ${verified.missing.join(", ")}`);
+            }
+            return { outcome: "permanent", reason: "Copies keep disappearing from the product folder; check who deletes them." };
+        }
+
+        function* renameStage(): Generator<Task, StageResult, unknown> {
+            let outcome = yield* call(ActivityNames.enterStage, { stage: "rename", status: IntakeStatus.renaming });
+            if (outcome.outcome !== "done") return outcome;
+            // Point the copies' cross-sheet references at each other instead of at the template.
+            outcome = yield* call(ActivityNames.remapReferences);
+            if (outcome.outcome !== "done") return outcome;
+            return yield* call(ActivityNames.stampSummary);
+        }
+
+        function* registerStage(): Generator<Task, StageResult, unknown> {
+            const outcome = yield* call(ActivityNames.enterStage, { stage: "register" });
+            if (outcome.outcome !== "done") return outcome;
+            // Wire the Document Register into the filing index, then tell the customer.
+            const registered = yield* call(ActivityNames.registerDocumentRegister);
+            if (registered.outcome !== "done") return registered;
+            return yield* call(ActivityNames.completeJob);
+        }
+
+        const stages: Record<Stage, () => Generator<Task, StageResult, unknown>> = {
+            copy: copyStage,
+            rename: renameStage,
+            register: registerStage,
+        };
+
+        const begun = yield* call(ActivityNames.beginAttempt, { attempt: input.attempt });
+        if (begun.outcome !== "done") {
+            show({ state: "superseded" });
+            log(`not started: ${begun.outcome === "superseded" ? begun.reason : "refused"}`);
+            return { jobKey, result: "superseded" };
+        }
+        job = begun.job;
+        let stage: Stage | undefined = job.stage;
+        show({ stage, sheetsTotal: job.templates.length, sheetsDone: job.copied.length });
+
+        while (stage) {
+            show({ state: "running", stage, parkReason: undefined });
+            const result: StageResult = yield* stages[stage]();
+            if (result.outcome === "superseded") {
+                show({ state: "superseded" });
+                log(`stopped: ${result.reason}`);
+                return { jobKey, result: "superseded" };
+            }
+            if (result.outcome === "permanent") {
+                // A person has to act; wait for them, then run the same stage again.
+                const parked = yield* call(ActivityNames.parkJob, { reason: result.reason, stage });
+                if (parked.outcome === "superseded") return { jobKey, result: "superseded" };
+                show({ state: "parked", parkReason: result.reason });
+                yield context.df.waitForExternalEvent(UNPARK_EVENT);
+                const resumed = yield* call(ActivityNames.resumeJob);
+                if (resumed.outcome === "superseded") return { jobKey, result: "superseded" };
+                log(`unparked; running the ${stage} stage again`);
+                continue;
+            }
+            job = result.job;
+            stage = NEXT_STAGE[stage];
+        }
+        show({ state: "done", stage: "register", sheetsDone: job.copied.length });
+        return { jobKey, result: "done" };
+    };
+}

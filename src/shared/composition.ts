@@ -1,0 +1,115 @@
+import { randomUUID } from "node:crypto";
+import type { InvocationContext } from "@azure/functions";
+import type * as df from "durable-functions";
+import { loadConfig, type Config } from "./config";
+import type { SweepDeps } from "./intake/intakeSweep";
+import { JobStore } from "./jobs/JobStore";
+import { provisionMessage } from "./jobs/ProvisionMessage";
+import type { StarterDeps } from "./jobs/startJob";
+import { orchestrationsOver } from "./orchestration/Orchestrations";
+import { BlueprintStore } from "./provisioning/BlueprintStore";
+import type { Logger, ProvisioningDeps } from "./provisioning/ProvisioningDeps";
+import { SdkSmartsheet } from "./smartsheet/SdkSmartsheet";
+import { createQueueClient, createTableClient } from "./storage";
+import type { QueueClient } from "@azure/storage-queue";
+
+/** Long-lived clients, built once per process from the validated configuration. */
+interface Shared {
+    config: Config;
+    jobs: JobStore;
+    blueprints: BlueprintStore;
+    smartsheet: SdkSmartsheet;
+    queue: QueueClient;
+    poisonQueue: QueueClient;
+    ready: Promise<void>;
+}
+
+let shared: Shared | undefined;
+
+/** The configuration, validated once; a bad setting throws a `ConfigError` naming every problem. */
+export function appConfig(): Config {
+    return (shared ??= build(loadConfig())).config;
+}
+
+function build(config: Config): Shared {
+    const table = createTableClient(config.AzureWebJobsStorage, config.JOBS_TABLE);
+    const queue = createQueueClient(config.AzureWebJobsStorage, config.PROVISION_QUEUE);
+    const poisonQueue = createQueueClient(config.AzureWebJobsStorage, `${config.PROVISION_QUEUE}-poison`);
+    const smartsheet = new SdkSmartsheet({
+        accessToken: config.SMARTSHEET_ACCESS_TOKEN,
+        baseUrl: config.SMARTSHEET_BASE_URL,
+        requestsPerMinute: config.SMARTSHEET_REQUESTS_PER_MINUTE,
+        callTimeoutMs: config.SMARTSHEET_CALL_TIMEOUT_SECONDS * 1000,
+        log: (message) => console.warn(message),
+    });
+    return {
+        config,
+        jobs: new JobStore(table),
+        blueprints: new BlueprintStore(table),
+        smartsheet,
+        queue,
+        poisonQueue,
+        ready: Promise.all([table.createTable(), queue.createIfNotExists(), poisonQueue.createIfNotExists()]).then(() => undefined),
+    };
+}
+
+/** Creates the table and queues the app needs if they are missing (idempotent). */
+export async function ensureStorage(): Promise<void> {
+    appConfig();
+    await shared!.ready;
+}
+
+export async function jobStore(): Promise<JobStore> {
+    await ensureStorage();
+    return shared!.jobs;
+}
+
+export function loggerFor(context: InvocationContext): Logger {
+    return {
+        info: (message) => context.info(message),
+        warn: (message) => context.warn(message),
+        error: (message) => context.error(message),
+    };
+}
+
+export async function provisioningDeps(context: InvocationContext): Promise<ProvisioningDeps> {
+    await ensureStorage();
+    const { config, jobs, blueprints, smartsheet } = shared!;
+    return {
+        config,
+        jobs,
+        blueprints,
+        smartsheet,
+        log: loggerFor(context),
+        now: () => new Date(),
+        sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+        newRunId: () => randomUUID(),
+        timing: {
+            settleMs: config.COPY_SETTLE_SECONDS * 1000,
+            claimTtlMs: (config.SMARTSHEET_CALL_TIMEOUT_SECONDS + config.COPY_SETTLE_SECONDS + 30) * 1000,
+            claimPollMs: 1000,
+        },
+    };
+}
+
+const base64 = (text: string) => Buffer.from(text, "utf8").toString("base64");
+
+export async function sweepDeps(context: InvocationContext, client: df.DurableClient): Promise<SweepDeps> {
+    const deps = await provisioningDeps(context);
+    return {
+        ...deps,
+        orchestrations: orchestrationsOver(client),
+        // The Functions queue trigger decodes base64 by default (messageEncoding).
+        enqueue: async (key) => void (await shared!.queue.sendMessage(base64(provisionMessage(key)))),
+    };
+}
+
+export async function starterDeps(context: InvocationContext, client: df.DurableClient): Promise<StarterDeps> {
+    await ensureStorage();
+    return {
+        jobs: shared!.jobs,
+        orchestrations: orchestrationsOver(client),
+        log: loggerFor(context),
+        poison: async (raw) => void (await shared!.poisonQueue.sendMessage(base64(raw))),
+    };
+}

@@ -1,0 +1,282 @@
+import { z } from "zod";
+import { formatJobKey, type JobKey, type JobRow } from "../jobs/JobRow";
+import { JobExistsError, type StoredJob } from "../jobs/JobStore";
+import { instanceIdFor } from "../naming/instanceIds";
+import { cleanText, composeProductNames, NameDoesNotFitError } from "../naming/productNames";
+import type { Orchestrations } from "../orchestration/Orchestrations";
+import type { Blueprint } from "../provisioning/Blueprint";
+import { prepareBlueprint } from "../provisioning/blueprintSource";
+import type { ProvisioningDeps } from "../provisioning/ProvisioningDeps";
+import type { Cell, Sheet } from "../smartsheet/model";
+import type { RowUpdate } from "../smartsheet/SmartsheetPort";
+import { IntakeColumns, IntakeStatus, isSheetwrightStatus } from "./intakeStatus";
+
+export interface SweepDeps extends ProvisioningDeps {
+    orchestrations: Orchestrations;
+    /** Sends the key-only provisioning message for a job. */
+    enqueue(key: JobKey): Promise<void>;
+}
+
+export interface SweepReport {
+    approvedRows: number;
+    queued: string[];
+    rejected: string[];
+    requeued: string[];
+    statusesWritten: number;
+    smartsheetCalls: number;
+}
+
+/** One intake row's request, as the customer typed it; parsing it is the validation. */
+export const IntakeRequest = z.object({
+    productCode: z
+        .string()
+        .trim()
+        .min(1, "Product Code is missing")
+        .pipe(
+            z
+                .string()
+                .max(20, "Product Code is longer than 20 characters")
+                .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "Product Code may hold only letters, digits, '.', '_' and '-'"),
+        ),
+    productName: z
+        .string()
+        .transform(cleanText)
+        .pipe(
+            z
+                .string()
+                .min(1, "Product Name is missing")
+                .max(200, "Product Name is longer than 200 characters")
+                .regex(/[\p{L}\p{N}]/u, "Product Name has no letters or digits"),
+        ),
+    productLine: z.string().trim().min(1, "Product Line is missing"),
+});
+export type IntakeRequest = z.infer<typeof IntakeRequest>;
+
+interface IntakeRow {
+    rowId: number;
+    rowNumber: number;
+    code: string;
+    name: string;
+    line: string;
+    approved: boolean;
+    status: string;
+}
+
+/**
+ * Turns approved intake rows that have no job yet — at any age — into job rows and key-only
+ * messages, and rows with bad data into rejected jobs that say why; nothing is created in
+ * Smartsheet for either. Heals queued jobs whose message was lost. Costs a handful of
+ * Smartsheet calls per sweep, not per product: the intake sheet (paged), the product-line
+ * folders, the template listing, and one batched status write.
+ */
+export async function sweepIntake(deps: SweepDeps): Promise<SweepReport> {
+    const smartsheet = deps.smartsheet.withOwnTally();
+    const intakeSheetId = deps.config.INTAKE_SHEET_ID;
+    const pk = String(intakeSheetId);
+
+    const sheet = await smartsheet.getSheet(intakeSheetId, { pageSize: 500 });
+    const columns = intakeColumns(sheet);
+    const rows = sheet.rows.map((row) => readIntakeRow(row.id, row.rowNumber, row.cells, columns));
+    const approved = rows.filter((row) => row.approved);
+
+    const lines = new Map<string, number>();
+    for (const folder of await smartsheet.listFolderChildren(deps.config.PRODUCTS_FOLDER_ID, ["folders"])) {
+        if (folder.resourceType === "folder" && !lines.has(folder.name.trim())) lines.set(folder.name.trim(), folder.id);
+    }
+    const blueprint = await prepareBlueprint(deps, smartsheet, deps.config.TEMPLATE_FOLDER_ID);
+    const templates = blueprint.sheets.map((template) => template.name);
+
+    // Codes of rows that already have a live job; the first approved row with a code wins it.
+    const codesTaken = new Map<string, number>();
+    for (const row of rows) {
+        if (row.code && isSheetwrightStatus(row.status) && !row.status.startsWith("Rejected")) codesTaken.set(row.code, row.rowId);
+    }
+    const candidates = approved.filter((row) => !isSheetwrightStatus(row.status));
+    const existing = new Map<number, StoredJob>();
+    for (const row of candidates) {
+        const stored = await deps.jobs.get({ pk, rk: String(row.rowId) });
+        if (!stored) continue;
+        existing.set(row.rowId, stored);
+        if (stored.row.state !== "rejected") codesTaken.set(stored.row.productCode, row.rowId);
+    }
+
+    const report: SweepReport = { approvedRows: approved.length, queued: [], rejected: [], requeued: [], statusesWritten: 0, smartsheetCalls: 0 };
+    const statusWrites = new Map<number, string>();
+    const now = deps.now().toISOString();
+
+    for (const row of [...candidates].sort((a, b) => a.rowNumber - b.rowNumber)) {
+        const key = { pk, rk: String(row.rowId) };
+        const jobKey = formatJobKey(key);
+        const stored = existing.get(row.rowId);
+        if (stored && stored.row.state !== "rejected") {
+            statusWrites.set(row.rowId, statusOf(stored.row));
+            continue;
+        }
+        const verdict = validate(row, lines, codesTaken, templates);
+        if (!verdict.ok) {
+            const status = IntakeStatus.rejected(verdict.reason);
+            if (!stored) {
+                await createOrKeep(deps, {
+                    ...baseRow(key, row, now, templates, blueprint, columns),
+                    state: "rejected",
+                    rejectReason: verdict.reason,
+                    intakeStatus: status,
+                });
+            } else if (stored.row.rejectReason !== verdict.reason) {
+                await deps.jobs.replace(stored, { ...stored.row, rejectReason: verdict.reason, intakeStatus: status }, { from: ["rejected"] });
+            }
+            deps.log.warn(`job ${jobKey} rejected: ${verdict.reason}`);
+            statusWrites.set(row.rowId, status);
+            report.rejected.push(jobKey);
+            continue;
+        }
+
+        const request = verdict.request;
+        const attempt = stored ? stored.row.attempt + 1 : 1;
+        const job = {
+            ...baseRow(key, row, now, templates, blueprint, columns),
+            productCode: request.productCode,
+            productName: request.productName,
+            productLine: request.productLine,
+            lineFolderId: lines.get(request.productLine),
+            state: "queued" as const,
+            attempt,
+            instanceId: instanceIdFor(key, attempt),
+            intakeStatus: IntakeStatus.queued,
+        };
+        if (stored) {
+            await deps.jobs.replace(stored, job, { from: ["rejected"] });
+            deps.log.info(`job ${jobKey} rejected → queued (the intake row was corrected)`);
+        } else {
+            await createOrKeep(deps, job);
+            deps.log.info(`job ${jobKey} new → queued (${request.productCode} ${request.productName})`);
+        }
+        codesTaken.set(request.productCode, row.rowId);
+        await deps.enqueue(key);
+        statusWrites.set(row.rowId, IntakeStatus.queued);
+        report.queued.push(jobKey);
+    }
+
+    // A crash between writing a job and sending its message leaves it queued with no instance.
+    for (const job of await deps.jobs.listActive(pk, { states: ["queued"] })) {
+        const key = { pk, rk: job.row.intakeRowId };
+        if (report.queued.includes(formatJobKey(key))) continue;
+        if (await deps.orchestrations.status(job.row.instanceId ?? instanceIdFor(key, job.row.attempt))) continue;
+        await deps.enqueue(key);
+        deps.log.info(`job ${formatJobKey(key)} queued with no orchestration: message sent again`);
+        report.requeued.push(formatJobKey(key));
+    }
+
+    const updates: RowUpdate[] = [...statusWrites].map(([rowId, status]) => ({
+        id: rowId,
+        cells: [{ columnId: columns.status, value: status }],
+    }));
+    for (let start = 0; start < updates.length; start += 500) {
+        await smartsheet.updateRows(intakeSheetId, updates.slice(start, start + 500));
+    }
+    report.statusesWritten = updates.length;
+    report.smartsheetCalls = smartsheet.calls().total;
+    deps.log.info(
+        `intake sweep: ${approved.length} approved rows, ${report.queued.length} queued, ${report.rejected.length} rejected, ` +
+            `${report.requeued.length} re-sent, ${report.smartsheetCalls} Smartsheet calls`,
+    );
+    return report;
+}
+
+type Verdict = { ok: true; request: IntakeRequest } | { ok: false; reason: string };
+
+function validate(row: IntakeRow, lines: Map<string, number>, codesTaken: Map<string, number>, templates: string[]): Verdict {
+    const parsed = IntakeRequest.safeParse({ productCode: row.code, productName: row.name, productLine: row.line });
+    if (!parsed.success) return { ok: false, reason: parsed.error.issues.map((issue) => issue.message).join("; ") };
+    const request = parsed.data;
+    const owner = codesTaken.get(request.productCode);
+    if (owner !== undefined && owner !== row.rowId) {
+        return { ok: false, reason: `Product Code ${request.productCode} is already provisioned by another intake row` };
+    }
+    if (!lines.has(request.productLine)) {
+        return { ok: false, reason: `Product Line "${request.productLine}" has no folder under Products (known: ${[...lines.keys()].join(", ")})` };
+    }
+    try {
+        composeProductNames(request.productCode, request.productName, templates);
+    } catch (error) {
+        if (error instanceof NameDoesNotFitError) return { ok: false, reason: error.message };
+        throw error;
+    }
+    return { ok: true, request };
+}
+
+async function createOrKeep(deps: SweepDeps, row: Parameters<SweepDeps["jobs"]["create"]>[0]): Promise<void> {
+    try {
+        await deps.jobs.create(row);
+    } catch (error) {
+        // A concurrent sweep got there first; its row stands.
+        if (!(error instanceof JobExistsError)) throw error;
+    }
+}
+
+function baseRow(key: JobKey, row: IntakeRow, now: string, templates: string[], blueprint: Blueprint, columns: ColumnIds) {
+    return {
+        intakeSheetId: key.pk,
+        intakeRowId: key.rk,
+        productCode: row.code || "(none)",
+        productName: row.name,
+        productLine: row.line,
+        attempt: 1,
+        recoveries: 0,
+        createdAt: now,
+        lastProgressAt: now,
+        blueprintVersion: blueprint.version,
+        templates,
+        intakeStatusColumnId: columns.status,
+        intakeFolderColumnId: columns.folder,
+    };
+}
+
+/** The intake status that matches a job's state (to restore a status cell someone cleared). */
+function statusOf(row: JobRow): string {
+    switch (row.state) {
+        case "queued":
+            return IntakeStatus.queued;
+        case "running":
+            return row.intakeStatus ?? IntakeStatus.queued;
+        case "parked":
+            return IntakeStatus.stalled(row.parkReason ?? "waiting for a person");
+        case "done":
+            return IntakeStatus.done;
+        case "rejected":
+            return IntakeStatus.rejected(row.rejectReason ?? "invalid request");
+    }
+}
+
+type ColumnIds = Record<keyof typeof IntakeColumns, number>;
+
+function intakeColumns(sheet: Sheet): ColumnIds {
+    const ids = {} as ColumnIds;
+    const missing: string[] = [];
+    for (const [key, title] of Object.entries(IntakeColumns) as Array<[keyof typeof IntakeColumns, string]>) {
+        const column = sheet.columns.find((candidate) => candidate.title === title);
+        if (column) ids[key] = column.id;
+        else missing.push(title);
+    }
+    if (missing.length > 0) {
+        throw new Error(`The intake sheet ${sheet.id} has no ${missing.map((title) => `"${title}"`).join(", ")} column; add it back.`);
+    }
+    return ids;
+}
+
+function readIntakeRow(rowId: number, rowNumber: number, cells: Cell[], columns: ColumnIds): IntakeRow {
+    const value = (columnId: number) => cells.find((cell) => cell.columnId === columnId)?.value;
+    const text = (columnId: number) => {
+        const found = value(columnId);
+        return found === undefined ? "" : String(found).trim();
+    };
+    return {
+        rowId,
+        rowNumber,
+        code: text(columns.productCode),
+        name: text(columns.productName),
+        line: text(columns.productLine),
+        approved: value(columns.approved) === true,
+        status: text(columns.status),
+    };
+}

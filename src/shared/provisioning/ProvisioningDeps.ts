@@ -1,0 +1,31 @@
+import type { Config } from "../config";
+import type { JobStore } from "../jobs/JobStore";
+import type { SmartsheetPort } from "../smartsheet/SmartsheetPort";
+import type { BlueprintStore } from "./BlueprintStore";
+
+export interface Logger {
+    info(message: string): void;
+    warn(message: string): void;
+    error(message: string): void;
+}
+
+/** Everything the provisioning steps touch, injected (composition.ts builds the real one). */
+export interface ProvisioningDeps {
+    config: Config;
+    jobs: JobStore;
+    blueprints: BlueprintStore;
+    smartsheet: SmartsheetPort;
+    log: Logger;
+    now(): Date;
+    sleep(ms: number): Promise<void>;
+    /** A fresh id for each execution of an activity. */
+    newRunId(): string;
+    timing: {
+        /** After an ambiguous write: how long to wait before looking whether it happened. */
+        settleMs: number;
+        /** How long a claim protects a write in flight (longer than one Smartsheet call can take). */
+        claimTtlMs: number;
+        /** How often a run waiting for another run's claim looks at the row again. */
+        claimPollMs: number;
+    };
+}

@@ -1,0 +1,77 @@
+import { z } from "zod";
+import { JobKeyParts, JobState, Stage } from "../jobs/JobRow";
+
+/** Activity names: registered under these, called by the orchestration with these. */
+export const ActivityNames = {
+    beginAttempt: "beginAttempt",
+    ensureProductFolder: "ensureProductFolder",
+    copyTemplateSheet: "copyTemplateSheet",
+    verifyCopies: "verifyCopies",
+    remapReferences: "remapReferences",
+    stampSummary: "stampSummary",
+    registerDocumentRegister: "registerDocumentRegister",
+    enterStage: "enterStage",
+    completeJob: "completeJob",
+    parkJob: "parkJob",
+    resumeJob: "resumeJob",
+} as const;
+
+export const OrchestrationNames = { provisionProduct: "provisionProduct" } as const;
+
+/** The external event a person raises (through the unpark endpoint) to resume a parked job. */
+export const UNPARK_EVENT = "unpark";
+
+/** Orchestration input: keys only. Everything else is read from the job row. */
+export const ProvisionInput = z.object({ jobKey: JobKeyParts, attempt: z.number().int().min(1) });
+export type ProvisionInput = z.infer<typeof ProvisionInput>;
+
+/** Every activity gets the job's key and the instance that claims to own the job. */
+export const StepInput = z.object({ jobKey: JobKeyParts, instanceId: z.string().min(1) });
+export type StepInput = z.infer<typeof StepInput>;
+
+export const CopyInput = StepInput.extend({ template: z.string().min(1) });
+export type CopyInput = z.infer<typeof CopyInput>;
+
+/** Moves the job to a stage and, when given, tells the customer on the intake row. */
+export const EnterStageInput = StepInput.extend({ stage: Stage, status: z.string().min(1).optional() });
+export type EnterStageInput = z.infer<typeof EnterStageInput>;
+
+export const ParkInput = StepInput.extend({ reason: z.string().min(1), stage: Stage });
+export type ParkInput = z.infer<typeof ParkInput>;
+
+export const BeginInput = StepInput.extend({ attempt: z.number().int().min(1) });
+export type BeginInput = z.infer<typeof BeginInput>;
+
+/** What the orchestration needs to know about a job to decide its next step. */
+export const JobView = z.object({
+    state: JobState,
+    stage: Stage,
+    productCode: z.string(),
+    templates: z.array(z.string()),
+    copied: z.array(z.string()),
+});
+export type JobView = z.infer<typeof JobView>;
+
+/**
+ * How a step ended. Transient failures are thrown (and retried by the orchestration's retry
+ * policy); permanent ones come back as a value so they park the job instead of burning retries.
+ */
+export const StepOutcome = z.discriminatedUnion("outcome", [
+    /** `missing`: template sheets the copy stage still has to copy (after verification). */
+    z.object({ outcome: z.literal("done"), job: JobView, missing: z.array(z.string()).optional() }),
+    z.object({ outcome: z.literal("permanent"), reason: z.string(), job: JobView.optional() }),
+    /** The job belongs to another instance now (a recovery took over): stop quietly. */
+    z.object({ outcome: z.literal("superseded"), reason: z.string() }),
+]);
+export type StepOutcome = z.infer<typeof StepOutcome>;
+
+/** Custom status shown by Durable Functions Monitor: small, flat, most selective key first. */
+export interface ProvisionStatus {
+    state: "running" | "parked" | "done" | "superseded";
+    stage: string;
+    sheetsDone: number;
+    sheetsTotal: number;
+    attempt: number;
+    jobKey: string;
+    parkReason?: string;
+}

@@ -1,0 +1,83 @@
+import type { Sheet } from "../smartsheet/model";
+import type { CellWrite } from "../smartsheet/SmartsheetPort";
+import type { StepInput, StepOutcome } from "./contracts";
+import { NeedsPersonError } from "./errors";
+import type { ProvisioningDeps } from "./ProvisioningDeps";
+import { runStep } from "./runStep";
+import { underClaim } from "./underClaim";
+
+/** The template sheet whose copy documents land in. */
+export const REGISTER_TEMPLATE = "Document Register";
+
+export const FilingIndexColumns = {
+    productCode: "Product Code",
+    registerSheetId: "Register Sheet Id",
+    registerLink: "Register Link",
+    folderId: "Folder Id",
+} as const;
+
+/**
+ * Exactly one Filing Index row for the product code, pointing at the product's Document
+ * Register and folder: updated if present, added if not.
+ */
+export function registerDocumentRegister(deps: ProvisioningDeps, input: StepInput): Promise<StepOutcome> {
+    return runStep(deps, input, "registerDocumentRegister", async (context) => {
+        const { row, smartsheet } = context;
+        if (row.registered) return;
+        const register = row.copies[REGISTER_TEMPLATE];
+        if (!register) throw new NeedsPersonError(`The template has no "${REGISTER_TEMPLATE}" sheet to register.`);
+        if (!row.folderId) throw new Error("The product folder is not recorded yet; the copy stage has to finish first.");
+        const indexSheetId = deps.config.FILING_INDEX_SHEET_ID;
+
+        const index = await smartsheet.getSheet(indexSheetId);
+        const column = columnsOf(index);
+        const cells: CellWrite[] = [
+            { columnId: column.productCode, value: row.productCode },
+            { columnId: column.registerSheetId, value: String(register.sheetId) },
+            { columnId: column.registerLink, value: register.permalink ?? "" },
+            { columnId: column.folderId, value: String(row.folderId) },
+        ];
+        const rowsFor = (sheet: Sheet) =>
+            sheet.rows.filter((candidate) => cellText(candidate.cells.find((cell) => cell.columnId === column.productCode)?.value) === row.productCode);
+
+        const existing = rowsFor(index);
+        if (existing.length > 1) {
+            deps.log.warn(`Filing Index has ${existing.length} rows for ${row.productCode}; updating one, leaving the others to a person`);
+        }
+        const target = existing.find((candidate) => candidate.id === row.registerRowId) ?? existing[0];
+        if (target) {
+            const differs = cells.some(
+                (cell) => "value" in cell && cellText(target.cells.find((current) => current.columnId === cell.columnId)?.value) !== cell.value,
+            );
+            if (differs) await smartsheet.updateRows(indexSheetId, [{ id: target.id, cells }]);
+            await context.update((latest) => ({ ...latest, registered: true, registerRowId: target.id }));
+            return;
+        }
+
+        await underClaim(deps, context, {
+            key: "register",
+            recorded: (latest) => (latest.registered ? latest.registerRowId ?? 0 : undefined),
+            look: async () => rowsFor(await smartsheet.getSheet(indexSheetId))[0]?.id,
+            write: async () => {
+                const [added] = await smartsheet.addRows(indexSheetId, [{ toBottom: true, cells }]);
+                if (!added) throw new Error("Smartsheet added no row to the Filing Index.");
+                return added.id;
+            },
+            record: (latest, rowId) => ({ ...latest, registered: true, registerRowId: rowId || undefined }),
+        });
+    });
+}
+
+function columnsOf(index: Sheet): Record<keyof typeof FilingIndexColumns, number> {
+    const ids = {} as Record<keyof typeof FilingIndexColumns, number>;
+    for (const [key, title] of Object.entries(FilingIndexColumns) as Array<[keyof typeof FilingIndexColumns, string]>) {
+        const column = index.columns.find((candidate) => candidate.title === title);
+        if (!column) throw new NeedsPersonError(`The Filing Index sheet has no "${title}" column; add it back.`);
+        ids[key] = column.id;
+    }
+    return ids;
+}
+
+export function cellText(value: string | number | boolean | undefined): string {
+    return value === undefined ? "" : String(value).trim();
+}

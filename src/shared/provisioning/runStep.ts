@@ -1,0 +1,123 @@
+import type { JobRow, JobRowInput, JobState } from "../jobs/JobRow";
+import { formatJobKey } from "../jobs/JobRow";
+import { JobStateConflictError, type StoredJob } from "../jobs/JobStore";
+import { NameDoesNotFitError } from "../naming/productNames";
+import { isSmartsheetError } from "../smartsheet/errors";
+import type { SmartsheetPort } from "../smartsheet/SmartsheetPort";
+import type { Blueprint } from "./Blueprint";
+import { loadBlueprint } from "./blueprintSource";
+import { NeedsPersonError, SupersededError } from "./errors";
+import type { JobView, StepInput, StepOutcome } from "./contracts";
+import type { ProvisioningDeps } from "./ProvisioningDeps";
+
+export interface StepContext {
+    /** The row as of the step's start (after its progress touch). */
+    readonly row: JobRow;
+    /** Counts only this step's calls; they are added to the row when the step ends. */
+    readonly smartsheet: SmartsheetPort;
+    /** Unique to this execution of the activity: activities run at least once, maybe twice at a time. */
+    readonly runId: string;
+    /** A fenced, conditional write: only while the job is running and owned by this instance. */
+    update(change: (row: JobRow) => JobRowInput | undefined): Promise<JobRow>;
+    blueprint(row: JobRow): Promise<Blueprint>;
+}
+
+export interface StepResult {
+    missing?: string[];
+}
+
+/**
+ * Runs one provisioning step the same way every time: touch `lastProgressAt` (proving to the
+ * reaper that a live worker has the job), check that this instance still owns the job, do the
+ * work, then add the Smartsheet calls it spent to the row and touch it again. Permanent
+ * failures come back as an outcome; transient ones are recorded on the row and thrown.
+ */
+export async function runStep(
+    deps: ProvisioningDeps,
+    input: StepInput,
+    step: string,
+    body: (context: StepContext) => Promise<StepResult | void>,
+    options: { from?: readonly JobState[] } = {},
+): Promise<StepOutcome> {
+    const key = input.jobKey;
+    const from = options.from ?? ["running"];
+    const smartsheet = deps.smartsheet.withOwnTally();
+    const fenced = (change: (row: JobRow) => JobRowInput | undefined) => (row: JobRow) => {
+        if (row.instanceId !== input.instanceId) {
+            throw new SupersededError(`Job ${formatJobKey(key)} is owned by ${row.instanceId ?? "no instance"} now.`);
+        }
+        return change(row);
+    };
+    const update = async (change: (row: JobRow) => JobRowInput | undefined, allowed: readonly JobState[] = from) =>
+        (await deps.jobs.update(key, fenced(change), { from: allowed })).row;
+
+    let started: StoredJob["row"];
+    try {
+        started = await update((row) => ({ ...row, lastProgressAt: deps.now().toISOString() }));
+    } catch (error) {
+        if (error instanceof SupersededError || error instanceof JobStateConflictError) {
+            deps.log.info(`job ${formatJobKey(key)}: ${step} skipped: ${error.message}`);
+            return { outcome: "superseded", reason: error.message };
+        }
+        throw error;
+    }
+
+    const context: StepContext = {
+        row: started,
+        smartsheet,
+        runId: deps.newRunId(),
+        update: (change) => update(change),
+        blueprint: (row) => loadBlueprint(deps, smartsheet, row),
+    };
+    try {
+        const result = await body(context);
+        const finished = await recordCalls(update, deps, smartsheet, from);
+        return { outcome: "done", job: viewOf(finished), missing: result?.missing };
+    } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        const finished = await recordCalls(update, deps, smartsheet, from, message).catch(() => undefined);
+        if (error instanceof SupersededError || error instanceof JobStateConflictError) {
+            return { outcome: "superseded", reason: message };
+        }
+        if (error instanceof NeedsPersonError || error instanceof NameDoesNotFitError || (isSmartsheetError(error) && error.kind === "permanent")) {
+            return { outcome: "permanent", reason: message, job: finished ? viewOf(finished) : undefined };
+        }
+        deps.log.warn(`job ${formatJobKey(key)}: ${step} failed, will retry: ${message}`);
+        throw error;
+    }
+}
+
+async function recordCalls(
+    update: (change: (row: JobRow) => JobRowInput | undefined, allowed?: readonly JobState[]) => Promise<JobRow>,
+    deps: ProvisioningDeps,
+    smartsheet: SmartsheetPort,
+    from: readonly JobState[],
+    lastError?: string,
+): Promise<JobRow> {
+    const spent = smartsheet.calls();
+    return update(
+        (row) => {
+            const byOperation = { ...row.callsByOperation };
+            for (const [operation, count] of Object.entries(spent.byOperation)) byOperation[operation] = (byOperation[operation] ?? 0) + count;
+            return {
+                ...row,
+                smartsheetCalls: row.smartsheetCalls + spent.total,
+                callsByOperation: byOperation,
+                lastProgressAt: deps.now().toISOString(),
+                lastError,
+            };
+        },
+        [...from, "parked", "done"],
+    );
+}
+
+/** The orchestration's view of the job: what it needs to pick the next step. */
+export function viewOf(row: JobRow): JobView {
+    return {
+        state: row.state,
+        stage: row.stage ?? "copy",
+        productCode: row.productCode,
+        templates: row.templates,
+        copied: row.templates.filter((template) => row.copies[template]),
+    };
+}

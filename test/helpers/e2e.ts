@@ -1,0 +1,185 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import path from "node:path";
+import { inject } from "vitest";
+import { JobStore } from "../../src/shared/jobs/JobStore";
+import { createQueueClient, createTableClient } from "../../src/shared/storage";
+import { freePort } from "../../tools/azurite/startAzurite";
+import type { RunningSimulator, SimulatorOptions } from "../../tools/smartsheet-sim";
+import { appSettingsFor } from "../../tools/stack/appSettings";
+import { startTestSimulator } from "../sim/simTestKit";
+import { uniqueName } from "./names";
+
+const APP_DIR = path.resolve(__dirname, "..", "..");
+const HOST_MAIN = path.join(APP_DIR, "dist", "tools", "functions-host", "main.js");
+export const FUNCTION_KEY = "e2e-function-key";
+/** A schedule that does not come round during a test: timers are fired by hand. */
+const NEVER = "0 0 0 1 1 *";
+
+export interface HostProcess {
+    readonly url: string;
+    readonly logs: string[];
+    /** Starts the host (again), on the same port and storage. */
+    start(): Promise<void>;
+    /** Graceful stop (SIGTERM). */
+    stop(): Promise<void>;
+    /** The process dies at once, mid-whatever, as on a crashed VM. */
+    kill(): Promise<void>;
+}
+
+export interface E2E {
+    sim: RunningSimulator;
+    settings: Record<string, string>;
+    host: HostProcess;
+    jobs: JobStore;
+    /** The app's HTTP API with the function key. */
+    api(pathAndQuery: string, init?: RequestInit): Promise<Response>;
+    /** Runs a timer or queue function now, as `POST /admin/functions/{name}`. */
+    fire(name: string, input?: string): Promise<void>;
+    /** The Durable HTTP API (the DurableClient's routes). */
+    durable(pathAndQuery: string, init?: RequestInit): Promise<Response>;
+    /** Sends a raw message to the provisioning queue, base64 like the app does. */
+    sendRaw(text: string): Promise<void>;
+    peekPoison(): Promise<string[]>;
+    stop(): Promise<void>;
+}
+
+export interface E2EOptions {
+    settings?: Record<string, string>;
+    simulator?: SimulatorOptions;
+    duplicateActivities?: "sequential" | "concurrent";
+}
+
+/**
+ * A simulator in this process and the local Functions host running the compiled app as a child
+ * process, on the suite's Azurite with its own table, queue and task hub.
+ */
+export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
+    const sim = await startTestSimulator(options.simulator);
+    const connection = inject("azuriteConnectionString");
+    const settings = appSettingsFor(
+        { smartsheetBaseUrl: sim.baseUrl, anchors: sim.core.anchors, storageConnectionString: connection },
+        {
+            FUNCTIONS_HOST_KEY: FUNCTION_KEY,
+            JOBS_TABLE: uniqueName("jobs"),
+            PROVISION_QUEUE: uniqueName("provision-"),
+            INTAKE_SWEEP_SCHEDULE: NEVER,
+            REAPER_SCHEDULE: NEVER,
+            COPY_SETTLE_SECONDS: "1",
+            STEP_RETRY_FIRST_SECONDS: "1",
+            STEP_RETRY_MAX_SECONDS: "2",
+            STEP_RETRY_ATTEMPTS: "3",
+            AzureFunctionsJobHost__extensions__durableTask__hubName: uniqueName("hub"),
+            AzureFunctionsJobHost__extensions__durableTask__storageProvider__workItemQueueVisibilityTimeout: "00:00:03",
+            AzureFunctionsJobHost__extensions__durableTask__storageProvider__controlQueueVisibilityTimeout: "00:00:03",
+            AzureFunctionsJobHost__extensions__queues__visibilityTimeout: "00:00:00",
+            ...(options.duplicateActivities ? { LOCALHOST_DUPLICATE_ACTIVITIES: options.duplicateActivities } : {}),
+            ...options.settings,
+        },
+    );
+    const host = hostProcess(settings, await freePort());
+    await host.start();
+    const jobs = new JobStore(createTableClient(connection, settings.JOBS_TABLE!));
+    const queue = createQueueClient(connection, settings.PROVISION_QUEUE!);
+    const poison = createQueueClient(connection, `${settings.PROVISION_QUEUE}-poison`);
+    return {
+        sim,
+        settings,
+        host,
+        jobs,
+        api: (pathAndQuery, init = {}) =>
+            fetch(`${host.url}/api/${pathAndQuery.replace(/^\//, "")}`, {
+                ...init,
+                headers: { "x-functions-key": FUNCTION_KEY, ...(init.headers as Record<string, string> | undefined) },
+            }),
+        async fire(name, input = "") {
+            const response = await fetch(`${host.url}/admin/functions/${name}`, {
+                method: "POST",
+                headers: { "content-type": "application/json" },
+                body: JSON.stringify({ input }),
+            });
+            if (response.status !== 202) throw new Error(`firing ${name} answered ${response.status}: ${await response.text()}`);
+        },
+        durable: (pathAndQuery, init) => fetch(`${host.url}/runtime/webhooks/durabletask/${pathAndQuery.replace(/^\//, "")}`, init),
+        async sendRaw(text) {
+            await queue.createIfNotExists();
+            await queue.sendMessage(Buffer.from(text, "utf8").toString("base64"));
+        },
+        async peekPoison() {
+            if (!(await poison.exists())) return [];
+            const peeked = await poison.peekMessages({ numberOfMessages: 32 });
+            return peeked.peekedMessageItems.map((item) => Buffer.from(item.messageText, "base64").toString("utf8"));
+        },
+        async stop() {
+            await host.stop();
+            await sim.close();
+        },
+    };
+}
+
+function hostProcess(settings: Record<string, string>, port: number): HostProcess {
+    const url = `http://127.0.0.1:${port}`;
+    const logs: string[] = [];
+    let child: ChildProcess | undefined;
+    const exited = () => !child || child.exitCode !== null || child.signalCode !== null;
+    const waitForExit = () => new Promise<void>((resolve) => (exited() ? resolve() : child!.once("exit", () => resolve())));
+    return {
+        url,
+        logs,
+        async start() {
+            child = spawn(process.execPath, [HOST_MAIN, "--app", APP_DIR, "--port", String(port)], {
+                env: { ...process.env, ...settings },
+                stdio: ["ignore", "pipe", "pipe"],
+            });
+            let buffered = "";
+            const collect = (chunk: Buffer) => {
+                buffered += chunk.toString();
+                const lines = buffered.split("\n");
+                buffered = lines.pop() ?? "";
+                logs.push(...lines);
+            };
+            child.stdout!.on("data", collect);
+            child.stderr!.on("data", collect);
+            const deadline = Date.now() + 30_000;
+            for (;;) {
+                if (exited()) throw new Error(`The host exited while starting:\n${logs.slice(-40).join("\n")}`);
+                const status = await fetch(`${url}/admin/host/status`).then(
+                    async (response) => (response.ok ? ((await response.json()) as { state?: string }).state : undefined),
+                    () => undefined,
+                );
+                if (status === "Running") return;
+                if (Date.now() > deadline) throw new Error(`The host did not start within 30 s:\n${logs.slice(-40).join("\n")}`);
+                await new Promise((resolve) => setTimeout(resolve, 100));
+            }
+        },
+        async stop() {
+            if (exited()) return;
+            const done = waitForExit();
+            child!.kill("SIGTERM");
+            const timer = setTimeout(() => child?.kill("SIGKILL"), 10_000);
+            await done;
+            clearTimeout(timer);
+        },
+        async kill() {
+            if (exited()) return;
+            const done = waitForExit();
+            child!.kill("SIGKILL");
+            await done;
+        },
+    };
+}
+
+/** Polls until `probe` returns something truthy; fails with `what` and the last value seen. */
+export async function waitFor<T>(
+    probe: () => Promise<T | undefined | false | null>,
+    what: string,
+    timeoutMs = 60_000,
+    intervalMs = 200,
+): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+        const value = await probe();
+        if (value) return value;
+        if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
+        await new Promise((resolve) => setTimeout(resolve, intervalMs));
+    }
+}

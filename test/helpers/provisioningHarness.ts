@@ -1,0 +1,98 @@
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, beforeEach, inject } from "vitest";
+import { loadConfig, type Config } from "../../src/shared/config";
+import type { SweepDeps } from "../../src/shared/intake/intakeSweep";
+import type { JobKey } from "../../src/shared/jobs/JobRow";
+import { JobStore } from "../../src/shared/jobs/JobStore";
+import type { OrchestrationState, Orchestrations } from "../../src/shared/orchestration/Orchestrations";
+import { BlueprintStore } from "../../src/shared/provisioning/BlueprintStore";
+import type { Logger, ProvisioningDeps } from "../../src/shared/provisioning/ProvisioningDeps";
+import { SdkSmartsheet } from "../../src/shared/smartsheet/SdkSmartsheet";
+import { createTableClient } from "../../src/shared/storage";
+import type { RunningSimulator } from "../../tools/smartsheet-sim";
+import { startTestSimulator } from "../sim/simTestKit";
+import { uniqueName } from "./names";
+
+export interface Harness {
+    sim: RunningSimulator;
+    config: Config;
+    deps: SweepDeps & { logs: string[]; enqueued: JobKey[]; instances: Map<string, OrchestrationState> };
+    jobs: JobStore;
+}
+
+/** Settings for the app pointed at a simulator's seeded workspace and the test Azurite. */
+export function settingsFor(sim: RunningSimulator, extra: Record<string, string> = {}): Record<string, string> {
+    const state = sim.core.state();
+    return {
+        SMARTSHEET_ACCESS_TOKEN: "sim-token",
+        SMARTSHEET_BASE_URL: sim.baseUrl,
+        INTAKE_SHEET_ID: String(state.intakeSheetId),
+        TEMPLATE_FOLDER_ID: String(state.templateFolderId),
+        PRODUCTS_FOLDER_ID: String(state.productsFolderId),
+        FILING_INDEX_SHEET_ID: String(state.filingIndexSheetId),
+        AzureWebJobsStorage: inject("azuriteConnectionString"),
+        JOBS_TABLE: uniqueName("jobs"),
+        PROVISION_QUEUE: uniqueName("provision-"),
+        COPY_SETTLE_SECONDS: "0",
+        ...extra,
+    };
+}
+
+/**
+ * The provisioning steps wired to a simulator (no latency) and a fresh jobs table, with an
+ * in-memory stand-in for Durable Functions' status API. Reset before every test.
+ */
+export function useProvisioningHarness(): { readonly current: Harness } {
+    let sim: RunningSimulator | undefined;
+    let harness: Harness | undefined;
+    beforeAll(async () => {
+        sim = await startTestSimulator();
+    });
+    afterAll(async () => {
+        await sim?.close();
+    });
+    beforeEach(async () => {
+        sim!.core.reset();
+        const config = loadConfig(settingsFor(sim!));
+        const table = createTableClient(config.AzureWebJobsStorage, config.JOBS_TABLE);
+        await table.createTable();
+        const jobs = new JobStore(table);
+        const logs: string[] = [];
+        const log: Logger = {
+            info: (line) => logs.push(`info ${line}`),
+            warn: (line) => logs.push(`warn ${line}`),
+            error: (line) => logs.push(`error ${line}`),
+        };
+        const enqueued: JobKey[] = [];
+        const instances = new Map<string, OrchestrationState>();
+        const orchestrations: Orchestrations = {
+            status: async (id) => instances.get(id),
+            start: async (_name, id) => void instances.set(id, { runtimeStatus: "Running" }),
+            raiseEvent: async () => undefined,
+            terminate: async (id) => void instances.set(id, { runtimeStatus: "Terminated" }),
+        };
+        const provisioning: ProvisioningDeps = {
+            config,
+            jobs,
+            blueprints: new BlueprintStore(table),
+            smartsheet: new SdkSmartsheet({ accessToken: "sim-token", baseUrl: sim!.baseUrl, callTimeoutMs: 2_000 }),
+            log,
+            now: () => new Date(),
+            sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+            newRunId: () => randomUUID(),
+            timing: { settleMs: 20, claimTtlMs: 3_000, claimPollMs: 20 },
+        };
+        harness = {
+            sim: sim!,
+            config,
+            jobs,
+            deps: { ...provisioning, orchestrations, enqueue: async (key) => void enqueued.push(key), logs, enqueued, instances },
+        };
+    });
+    return {
+        get current() {
+            if (!harness) throw new Error("harness not ready");
+            return harness;
+        },
+    };
+}

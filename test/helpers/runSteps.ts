@@ -1,0 +1,38 @@
+import type { JobKey } from "../../src/shared/jobs/JobRow";
+import { IntakeStatus } from "../../src/shared/intake/intakeStatus";
+import type { StepOutcome } from "../../src/shared/provisioning/contracts";
+import { copyTemplateSheet, ensureProductFolder, verifyCopies } from "../../src/shared/provisioning/copyStage";
+import { beginAttempt, completeJob, enterStage } from "../../src/shared/provisioning/lifecycle";
+import type { ProvisioningDeps } from "../../src/shared/provisioning/ProvisioningDeps";
+import { registerDocumentRegister } from "../../src/shared/provisioning/registerStage";
+import { remapReferences, stampSummary } from "../../src/shared/provisioning/renameStage";
+
+/**
+ * The orchestration's happy path as plain calls, for testing the steps without Durable
+ * Functions. `times` runs every step that many times in a row (at-least-once delivery).
+ */
+export async function runSteps(deps: ProvisioningDeps, key: JobKey, options: { times?: number } = {}): Promise<StepOutcome[]> {
+    const stored = await deps.jobs.require(key);
+    const step = { jobKey: key, instanceId: stored.row.instanceId! };
+    const outcomes: StepOutcome[] = [];
+    const run = async (once: () => Promise<StepOutcome>) => {
+        let last: StepOutcome | undefined;
+        for (let i = 0; i < (options.times ?? 1); i++) last = await once();
+        outcomes.push(last!);
+        if (last!.outcome !== "done") throw new Error(`step stopped: ${JSON.stringify(last)}`);
+        return last!;
+    };
+    const begun = await run(() => beginAttempt(deps, { ...step, attempt: stored.row.attempt }));
+    if (begun.outcome !== "done") return outcomes;
+    await run(() => enterStage(deps, { ...step, stage: "copy", status: IntakeStatus.copying(0, begun.job.templates.length) }));
+    await run(() => ensureProductFolder(deps, step));
+    for (const template of begun.job.templates) await run(() => copyTemplateSheet(deps, { ...step, template }));
+    await run(() => verifyCopies(deps, step));
+    await run(() => enterStage(deps, { ...step, stage: "rename", status: IntakeStatus.renaming }));
+    await run(() => remapReferences(deps, step));
+    await run(() => stampSummary(deps, step));
+    await run(() => enterStage(deps, { ...step, stage: "register" }));
+    await run(() => registerDocumentRegister(deps, step));
+    await run(() => completeJob(deps, step));
+    return outcomes;
+}

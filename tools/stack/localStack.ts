@@ -1,0 +1,61 @@
+import path from "node:path";
+import { startAzurite, type AzuriteOptions, type RunningAzurite } from "../azurite/startAzurite";
+import { startHost, type HostOptions, type RunningHost } from "../functions-host";
+import { startSimulator, type RunningSimulator, type SimulatorOptions } from "../smartsheet-sim";
+import { appSettingsFor } from "./appSettings";
+
+/** The repository root: the app's package.json, host.json and dist/ live here. */
+export const APP_DIR = path.resolve(__dirname, "..", "..", "..");
+
+export interface LocalStackOptions {
+    azurite?: AzuriteOptions;
+    simulator?: SimulatorOptions;
+    host?: Omit<HostOptions, "appDir" | "settings">;
+    /** Settings over the ones that point the app at the stack. */
+    settings?: Record<string, string>;
+}
+
+export interface LocalStack {
+    azurite: RunningAzurite;
+    sim: RunningSimulator;
+    host: RunningHost;
+    settings: Record<string, string>;
+    /** Calls the app's HTTP API with the function key. */
+    api(pathAndQuery: string, init?: RequestInit): Promise<Response>;
+    stop(): Promise<void>;
+}
+
+/** Azurite, the Smartsheet simulator and the local Functions host running Sheetwright, together. */
+export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
+    const azurite = await startAzurite(options.azurite);
+    let sim: RunningSimulator | undefined;
+    try {
+        sim = await startSimulator(options.simulator);
+        const settings = appSettingsFor(
+            { smartsheetBaseUrl: sim.baseUrl, anchors: sim.core.anchors, storageConnectionString: azurite.connectionString },
+            options.settings,
+        );
+        const host = await startHost({ ...options.host, appDir: APP_DIR, settings });
+        const running = sim;
+        return {
+            azurite,
+            sim: running,
+            host,
+            settings,
+            api: (pathAndQuery, init = {}) =>
+                fetch(`${host.url}/api/${pathAndQuery.replace(/^\//, "")}`, {
+                    ...init,
+                    headers: { "x-functions-key": host.functionKey, ...(init.headers as Record<string, string> | undefined) },
+                }),
+            async stop() {
+                await host.stop().catch(() => undefined);
+                await running.close().catch(() => undefined);
+                await azurite.stop();
+            },
+        };
+    } catch (error) {
+        await sim?.close().catch(() => undefined);
+        await azurite.stop();
+        throw error;
+    }
+}
