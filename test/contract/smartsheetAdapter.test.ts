@@ -5,6 +5,7 @@ import {
     PermanentSmartsheetError,
     TransientSmartsheetError,
 } from "../../src/shared/smartsheet/errors";
+import { RateLimiter } from "../../src/shared/smartsheet/RateLimiter";
 import { SdkSmartsheet, type SdkSmartsheetOptions } from "../../src/shared/smartsheet/SdkSmartsheet";
 import type { RunningSimulator } from "../../tools/smartsheet-sim";
 import { useSimulator } from "../sim/simTestKit";
@@ -106,7 +107,6 @@ describe("SdkSmartsheet against the simulator, through the official SDK", () => 
     it("paces itself to the configured rate instead of running into 429s", async () => {
         const { sim } = context;
         sim.core.configure({ rateLimit: { requests: 20, windowMs: 60_000 } });
-        const { RateLimiter } = await import("../../src/shared/smartsheet/RateLimiter");
         let now = 0;
         // A limiter on a fake clock: 20 requests may go, the 21st has to wait a minute.
         const limiter = new RateLimiter(20, 60_000, { now: () => now, sleep: async (ms) => void (now += ms) });

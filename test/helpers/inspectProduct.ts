@@ -63,6 +63,9 @@ export function intakeRow(state: SimState, productCode: string): Record<string, 
     const intake = state.sheets.find((sheet) => sheet.id === state.intakeSheetId)!;
     const titleOf = new Map(intake.columns.map((column) => [column.id, column.title]));
     return intake.rows
-        .map((row) => ({ rowId: row.id, ...Object.fromEntries(row.cells.map((cell) => [titleOf.get(cell.columnId) ?? "", cell.value])) }))
+        .map((row): Record<string, unknown> => ({
+            rowId: row.id,
+            ...Object.fromEntries(row.cells.map((cell) => [titleOf.get(cell.columnId) ?? "", cell.value])),
+        }))
         .find((row) => row["Product Code"] === productCode);
 }
