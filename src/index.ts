@@ -5,4 +5,7 @@ import "./functions/intakeSweep";
 import "./functions/provisionStarter";
 import "./functions/provisionProduct";
 import "./functions/provisioningActivities";
+import "./functions/reaper";
+import "./functions/reconcileOnStart";
 import "./functions/jobsApi";
+import "./functions/unparkJob";

@@ -7,6 +7,7 @@ import {
     ProvisionInput,
     StepOutcome,
     UNPARK_EVENT,
+    UnparkEvent,
     type JobView,
     type ProvisionStatus,
 } from "../shared/provisioning/contracts";
@@ -108,6 +109,15 @@ export function provisionProduct(policy: RetryPolicy): OrchestrationHandler {
             register: registerStage,
         };
 
+        // Waits for `unpark` ending this parking; an event left over from an earlier one is dropped.
+        function* waitForUnpark(parkedAt: string | undefined): Generator<Task, void, unknown> {
+            for (;;) {
+                const event = UnparkEvent.parse(yield context.df.waitForExternalEvent(UNPARK_EVENT));
+                if (!event.parkedAt || !parkedAt || event.parkedAt === parkedAt) return;
+                log(`ignored an unpark event for an earlier parking (${event.parkedAt})`);
+            }
+        }
+
         const begun = yield* call(ActivityNames.beginAttempt, { attempt: input.attempt });
         if (begun.outcome !== "done") {
             show({ state: "superseded" });
@@ -116,9 +126,20 @@ export function provisionProduct(policy: RetryPolicy): OrchestrationHandler {
         }
         job = begun.job;
         let stage: Stage | undefined = job.stage;
+        // The reaper parks a job that made no progress after too many recoveries, then starts
+        // an instance to wait here.
+        let parking = job.state === "parked" ? { reason: job.parkReason ?? "parked", parkedAt: job.parkedAt } : undefined;
         show({ stage, sheetsTotal: job.templates.length, sheetsDone: job.copied.length });
 
         while (stage) {
+            if (parking) {
+                show({ state: "parked", parkReason: parking.reason });
+                yield* waitForUnpark(parking.parkedAt);
+                const resumed = yield* call(ActivityNames.resumeJob);
+                if (resumed.outcome === "superseded") return { jobKey, result: "superseded" };
+                log(`unparked; running the ${stage} stage again`);
+                parking = undefined;
+            }
             show({ state: "running", stage, parkReason: undefined });
             const result: StageResult = yield* stages[stage]();
             if (result.outcome === "superseded") {
@@ -127,14 +148,10 @@ export function provisionProduct(policy: RetryPolicy): OrchestrationHandler {
                 return { jobKey, result: "superseded" };
             }
             if (result.outcome === "permanent") {
-                // A person has to act; wait for them, then run the same stage again.
+                // A person has to act: park, then run the same stage again once unparked.
                 const parked = yield* call(ActivityNames.parkJob, { reason: result.reason, stage });
                 if (parked.outcome === "superseded") return { jobKey, result: "superseded" };
-                show({ state: "parked", parkReason: result.reason });
-                yield context.df.waitForExternalEvent(UNPARK_EVENT);
-                const resumed = yield* call(ActivityNames.resumeJob);
-                if (resumed.outcome === "superseded") return { jobKey, result: "superseded" };
-                log(`unparked; running the ${stage} stage again`);
+                parking = { reason: result.reason, parkedAt: parked.outcome === "done" ? parked.job.parkedAt : undefined };
                 continue;
             }
             job = result.job;

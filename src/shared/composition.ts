@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { InvocationContext } from "@azure/functions";
 import type * as df from "durable-functions";
 import { loadConfig, type Config } from "./config";
+import { functionTimeoutMs } from "./hostTimeout";
 import type { SweepDeps } from "./intake/intakeSweep";
 import { JobStore } from "./jobs/JobStore";
 import { provisionMessage } from "./jobs/ProvisionMessage";
@@ -9,6 +10,7 @@ import type { StarterDeps } from "./jobs/startJob";
 import { orchestrationsOver } from "./orchestration/Orchestrations";
 import { BlueprintStore } from "./provisioning/BlueprintStore";
 import type { Logger, ProvisioningDeps } from "./provisioning/ProvisioningDeps";
+import type { RecoveryDeps } from "./recovery/reconcile";
 import { SdkSmartsheet } from "./smartsheet/SdkSmartsheet";
 import { createQueueClient, createTableClient } from "./storage";
 import type { QueueClient } from "@azure/storage-queue";
@@ -21,6 +23,7 @@ interface Shared {
     smartsheet: SdkSmartsheet;
     queue: QueueClient;
     poisonQueue: QueueClient;
+    reconcileQueue: QueueClient;
     ready: Promise<void>;
 }
 
@@ -28,13 +31,14 @@ let shared: Shared | undefined;
 
 /** The configuration, validated once; a bad setting throws a `ConfigError` naming every problem. */
 export function appConfig(): Config {
-    return (shared ??= build(loadConfig())).config;
+    return (shared ??= build(loadConfig(process.env, { functionTimeoutMs: functionTimeoutMs() }))).config;
 }
 
 function build(config: Config): Shared {
     const table = createTableClient(config.AzureWebJobsStorage, config.JOBS_TABLE);
     const queue = createQueueClient(config.AzureWebJobsStorage, config.PROVISION_QUEUE);
     const poisonQueue = createQueueClient(config.AzureWebJobsStorage, `${config.PROVISION_QUEUE}-poison`);
+    const reconcileQueue = createQueueClient(config.AzureWebJobsStorage, reconcileQueueName(config));
     const smartsheet = new SdkSmartsheet({
         accessToken: config.SMARTSHEET_ACCESS_TOKEN,
         baseUrl: config.SMARTSHEET_BASE_URL,
@@ -49,7 +53,13 @@ function build(config: Config): Shared {
         smartsheet,
         queue,
         poisonQueue,
-        ready: Promise.all([table.createTable(), queue.createIfNotExists(), poisonQueue.createIfNotExists()]).then(() => undefined),
+        reconcileQueue,
+        ready: Promise.all([
+            table.createTable(),
+            queue.createIfNotExists(),
+            poisonQueue.createIfNotExists(),
+            reconcileQueue.createIfNotExists(),
+        ]).then(() => undefined),
     };
 }
 
@@ -86,7 +96,8 @@ export async function provisioningDeps(context: InvocationContext): Promise<Prov
         newRunId: () => randomUUID(),
         timing: {
             settleMs: config.COPY_SETTLE_SECONDS * 1000,
-            claimTtlMs: (config.SMARTSHEET_CALL_TIMEOUT_SECONDS + config.COPY_SETTLE_SECONDS + 30) * 1000,
+            // One write, then a settle and a look: the longest a live run can hold a claim.
+            claimTtlMs: (2 * config.SMARTSHEET_CALL_TIMEOUT_SECONDS + config.COPY_SETTLE_SECONDS) * 1000,
             claimPollMs: 1000,
         },
     };
@@ -102,6 +113,20 @@ export async function sweepDeps(context: InvocationContext, client: df.DurableCl
         // The Functions queue trigger decodes base64 by default (messageEncoding).
         enqueue: async (key) => void (await shared!.queue.sendMessage(base64(provisionMessage(key)))),
     };
+}
+
+export async function recoveryDeps(context: InvocationContext, client: df.DurableClient): Promise<RecoveryDeps> {
+    return { ...(await provisioningDeps(context)), orchestrations: orchestrationsOver(client) };
+}
+
+/** The queue the app start-up hook asks for a reconciliation on (hooks get no DurableClient). */
+export function reconcileQueueName(config: Config): string {
+    return `${config.PROVISION_QUEUE}-reconcile`;
+}
+
+export async function requestReconciliation(occasion: string): Promise<void> {
+    await ensureStorage();
+    await shared!.reconcileQueue.sendMessage(base64(JSON.stringify({ v: 1, occasion, at: new Date().toISOString() })));
 }
 
 export async function starterDeps(context: InvocationContext, client: df.DurableClient): Promise<StarterDeps> {

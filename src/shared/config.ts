@@ -18,11 +18,12 @@ const tableName = z
     .string()
     .regex(/^[A-Za-z][A-Za-z0-9]{2,62}$/, "expected 3–63 letters and digits, starting with a letter (Azure Table rules)");
 
+// 53, not 63: the app adds "-reconcile" and "-poison" queues next to it.
 const queueName = z
     .string()
     .regex(
-        /^(?=.{3,63}$)[a-z0-9]+(-[a-z0-9]+)*$/,
-        "expected 3–63 lowercase letters, digits and single hyphens, not at either end (Azure Queue rules)",
+        /^(?=.{3,53}$)[a-z0-9]+(-[a-z0-9]+)*$/,
+        "expected 3–53 lowercase letters, digits and single hyphens, not at either end (Azure Queue rules, with room for -reconcile)",
     );
 
 const ncrontab = z
@@ -79,7 +80,11 @@ export const Config = z.object({
     PROVISION_QUEUE: queueName.default("provision-jobs"),
     INTAKE_SWEEP_SCHEDULE: ncrontab.default("0 0,30 8-18 * * 1-5"),
     REAPER_SCHEDULE: ncrontab.default("0 */5 * * * *"),
-    STALE_AFTER_MINUTES: wholeNumber(1, 24 * 60).default(15),
+    STALE_AFTER_MINUTES: z.coerce
+        .number({ error: "expected minutes, e.g. 15" })
+        .positive("expected minutes, e.g. 15")
+        .max(24 * 60, "expected at most 1440 minutes")
+        .default(15),
     MAX_RECOVERIES: wholeNumber(1, 100).default(3),
     SMARTSHEET_REQUESTS_PER_MINUTE: wholeNumber(1, 10_000).default(300),
     SMARTSHEET_CALL_TIMEOUT_SECONDS: wholeNumber(1, 600).default(60),
@@ -103,24 +108,60 @@ export class ConfigError extends Error {
     }
 }
 
-/** Reads and validates every setting; empty strings count as missing. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+export interface HostLimits {
+    /** The host's `functionTimeout` in ms; `undefined` when unlimited or not set. */
+    functionTimeoutMs: number | undefined;
+}
+
+/**
+ * Reads and validates every setting; empty strings count as missing. With the host's limits it
+ * also refuses a reaper window that a live worker could outlast: the reaper must only ever take
+ * over work that has stopped.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, host?: HostLimits): Config {
     const input: Record<string, string> = {};
     for (const name of Object.keys(SETTINGS)) {
         const value = env[name];
         if (value !== undefined && value.trim() !== "") input[name] = value;
     }
     const parsed = Config.safeParse(input);
-    if (parsed.success) return parsed.data;
-
     const secret = env.SMARTSHEET_ACCESS_TOKEN?.trim();
-    const problems = parsed.error.issues.map((issue) => {
-        const name = String(issue.path[0] ?? "settings");
-        const meaning = name in SETTINGS ? ` (${SETTINGS[name as SettingName]})` : "";
-        const problem = `${name}: ${issue.message}${meaning}`;
-        return secret ? problem.split(secret).join("***") : problem;
-    });
-    throw new ConfigError(problems);
+    const problems = parsed.success
+        ? host
+            ? limitProblems(parsed.data, host)
+            : []
+        : parsed.error.issues.map((issue) => {
+              const name = String(issue.path[0] ?? "settings");
+              const meaning = name in SETTINGS ? ` (${SETTINGS[name as SettingName]})` : "";
+              return `${name}: ${issue.message}${meaning}`;
+          });
+    if (parsed.success && problems.length === 0) return parsed.data;
+    throw new ConfigError(problems.map((problem) => (secret ? problem.split(secret).join("***") : problem)));
+}
+
+function limitProblems(config: Config, host: HostLimits): string[] {
+    const timeout = host.functionTimeoutMs;
+    if (timeout === undefined) {
+        return [
+            "functionTimeout: host.json sets no function timeout (or -1); set one (e.g. 00:10:00) so that " +
+                "STALE_AFTER_MINUTES can be longer than any live worker may run",
+        ];
+    }
+    const problems: string[] = [];
+    const shown = `${Math.round(timeout / 1000)} s`;
+    if (config.STALE_AFTER_MINUTES * 60_000 <= timeout) {
+        problems.push(
+            `STALE_AFTER_MINUTES: ${config.STALE_AFTER_MINUTES} minutes is not longer than the host's functionTimeout ` +
+                `(${shown}); the reaper could take a job from a live worker. Raise it above ${timeout / 60_000} minutes.`,
+        );
+    }
+    if (config.SMARTSHEET_CALL_TIMEOUT_SECONDS * 1000 >= timeout) {
+        problems.push(
+            `SMARTSHEET_CALL_TIMEOUT_SECONDS: ${config.SMARTSHEET_CALL_TIMEOUT_SECONDS} s is not shorter than the host's ` +
+                `functionTimeout (${shown}); a hung call would outlive its activity.`,
+        );
+    }
+    return problems;
 }
 
 /** The configuration as it may be logged: the token reduced to whether it is set. */

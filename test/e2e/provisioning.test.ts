@@ -1,7 +1,7 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { MAX_NAME_LENGTH } from "../../src/shared/naming/productNames";
 import type { SimState } from "../../tools/smartsheet-sim";
-import { startE2E, waitFor, type E2E } from "../helpers/e2e";
+import { startE2E, useE2E, waitFor, type E2E } from "../helpers/e2e";
 import { inspectProduct, intakeRow } from "../helpers/inspectProduct";
 
 const TEMPLATES = ["Document Register", "Translations", "Specifications", "Approvals", "Suppliers", "Change Log", "Risk Register"];
@@ -70,15 +70,11 @@ function waitUntilDone(e2e: E2E, count: number, timeoutMs = 60_000): Promise<Job
     }, `${count} jobs done`, timeoutMs);
 }
 
-describe("provisioning end to end: local Functions host, Azurite, Smartsheet simulator", () => {
-    let e2e: E2E | undefined;
-    afterEach(async () => {
-        await e2e?.stop();
-        e2e = undefined;
-    });
+describe("provisioning end to end: local Functions host, Azurite, Smartsheet simulator", { timeout: 120_000 }, () => {
+    const stack = useE2E(startE2E);
 
     it("provisions every approved intake row: folder, seven named sheets, own references, code, filing row, Done", async () => {
-        e2e = await startE2E();
+        const e2e = await stack.start();
         await e2e.fire("intakeSweep");
         const done = await waitUntilDone(e2e, 3);
         const state = e2e.sim.core.state();
@@ -104,7 +100,7 @@ describe("provisioning end to end: local Functions host, Azurite, Smartsheet sim
             expect(finished.smartsheetCalls).toBeGreaterThan(0);
             expect(finished.smartsheetCalls).toBeLessThanOrEqual(26);
             const completed = await waitFor(async () => {
-                const found = await job(e2e!, finished.jobKey);
+                const found = await job(e2e, finished.jobKey);
                 return found?.orchestration?.runtimeStatus === "Completed" ? found : undefined;
             }, `${finished.jobKey}'s orchestration to complete`);
             expect(completed.orchestration?.customStatus).toEqual({
@@ -120,7 +116,7 @@ describe("provisioning end to end: local Functions host, Azurite, Smartsheet sim
     });
 
     it("changes nothing when swept twice, every message is delivered three times and every activity runs twice", async () => {
-        e2e = await startE2E({ duplicateActivities: "sequential" });
+        const e2e = await stack.start({ duplicateActivities: "sequential" });
         await e2e.fire("intakeSweep");
         await e2e.fire("intakeSweep");
         const keys = Object.values(intakeKeys(e2e.sim.core.state()));
@@ -150,7 +146,7 @@ describe("provisioning end to end: local Functions host, Azurite, Smartsheet sim
     });
 
     it("fits a long, emoji-laden product name into 50-character names and still provisions it", async () => {
-        e2e = await startE2E();
+        const e2e = await stack.start();
         const name = "Ultra 🚀 Präzisions-Drehmomentschlüssel   Kalibrier-Set 👩‍🔬 mit erweiterter Garantie und Koffer";
         const key = await addIntakeRow(e2e, {
             "Product Code": "IND-7777",
@@ -159,7 +155,7 @@ describe("provisioning end to end: local Functions host, Azurite, Smartsheet sim
             Approved: true,
         });
         await e2e.fire("intakeSweep");
-        await waitFor(async () => (await job(e2e!, key))?.state === "done", "the long-named product to be done");
+        await waitFor(async () => (await job(e2e, key))?.state === "done", "the long-named product to be done");
         const product = inspectProduct(e2e.sim.core.state(), "IND-7777");
         expect(product.sheets).toHaveLength(7);
         for (const sheet of product.sheets) {
@@ -170,33 +166,38 @@ describe("provisioning end to end: local Functions host, Azurite, Smartsheet sim
     });
 
     it("rejects an intake row without a product code, says why on the row, and creates nothing", async () => {
-        e2e = await startE2E();
+        const e2e = await stack.start();
         const key = await addIntakeRow(e2e, { "Product Name": "Nameless Pump", "Product Line": "Industrial", Approved: true });
         const foldersBefore = e2e.sim.core.state().folders.length;
         await e2e.fire("intakeSweep");
         const rejected = await waitFor(async () => {
-            const found = await job(e2e!, key);
+            const found = await job(e2e, key);
             return found?.state === "rejected" ? found : undefined;
         }, "the row to be rejected");
         expect(rejected.rejectReason).toBe("Product Code is missing");
         const state = e2e.sim.core.state();
         const intake = state.sheets.find((sheet) => sheet.id === state.intakeSheetId)!;
         const status = intake.columns.find((column) => column.title === "Status")!.id;
-        const row = intake.rows.find((candidate) => `${intake.id}-${candidate.id}` === key)!;
-        expect(row.cells.find((cell) => cell.columnId === status)?.value).toBe("Rejected — Product Code is missing");
+        const statusOfRow = () =>
+            e2e.sim.core
+                .state()
+                .sheets.find((sheet) => sheet.id === state.intakeSheetId)!
+                .rows.find((candidate) => `${intake.id}-${candidate.id}` === key)!
+                .cells.find((cell) => cell.columnId === status)?.value;
+        expect(await waitFor(async () => statusOfRow(), "the intake row's status")).toBe("Rejected — Product Code is missing");
         await waitUntilDone(e2e, 3);
         expect(e2e.sim.core.state().folders.length).toBe(foldersBefore + 3);
         expect(await instancesOf(e2e, `provision-${key}`)).toHaveLength(0);
     });
 
     it("parks a job on a permanent error, tells the customer, and resumes at the same stage when unpark is raised", async () => {
-        e2e = await startE2E();
+        const e2e = await stack.start();
         // The name rules tighten: the longest sheet names no longer fit.
         e2e.sim.core.configure({ nameLimit: 33 });
         const key = intakeKeys(e2e.sim.core.state())["CON-2201"]!;
         await e2e.fire("intakeSweep");
         const parked = await waitFor(async () => {
-            const found = await job(e2e!, key);
+            const found = await job(e2e, key);
             return found?.state === "parked" && found.orchestration?.customStatus?.state === "parked" ? found : undefined;
         }, "CON-2201 to be parked");
         expect(parked.stage).toBe("copy");
@@ -213,7 +214,7 @@ describe("provisioning end to end: local Functions host, Azurite, Smartsheet sim
             body: JSON.stringify({ by: "test" }),
         });
         expect(raised.status).toBe(202);
-        await waitFor(async () => (await job(e2e!, key))?.state === "done", "CON-2201 to finish after unpark");
+        await waitFor(async () => (await job(e2e, key))?.state === "done", "CON-2201 to finish after unpark");
         const product = inspectProduct(e2e.sim.core.state(), "CON-2201");
         expect(product.folders).toHaveLength(1);
         expect(product.sheets).toHaveLength(7);
@@ -221,11 +222,11 @@ describe("provisioning end to end: local Functions host, Azurite, Smartsheet sim
     });
 
     it("starts one orchestration for ten deliveries of one message", async () => {
-        e2e = await startE2E();
+        const e2e = await stack.start();
         await e2e.fire("intakeSweep");
         const key = intakeKeys(e2e.sim.core.state())["IND-1042"]!;
         const [pk, rk] = key.split("-");
-        await Promise.all(Array.from({ length: 10 }, () => e2e!.sendRaw(JSON.stringify({ v: 1, jobKey: { pk, rk } }))));
+        await Promise.all(Array.from({ length: 10 }, () => e2e.sendRaw(JSON.stringify({ v: 1, jobKey: { pk, rk } }))));
         await waitUntilDone(e2e, 3);
         expect(await instancesOf(e2e, `provision-${key}`)).toHaveLength(1);
         expect(e2e.host.logs.filter((line) => line.includes(`Executing 'Functions.beginAttempt'`) && line.includes(key))).toHaveLength(1);
@@ -233,11 +234,11 @@ describe("provisioning end to end: local Functions host, Azurite, Smartsheet sim
     });
 
     it("moves a malformed message to the poison queue, logs it, and changes nothing", async () => {
-        e2e = await startE2E();
+        const e2e = await stack.start();
         await e2e.sendRaw('{"v":1,"jobKey":{"pk":"123"}}');
         await e2e.sendRaw("definitely not json");
         const poisoned = await waitFor(async () => {
-            const messages = await e2e!.peekPoison();
+            const messages = await e2e.peekPoison();
             return messages.length >= 2 ? messages : undefined;
         }, "two poisoned messages");
         expect(poisoned).toEqual(expect.arrayContaining(['{"v":1,"jobKey":{"pk":"123"}}', "definitely not json"]));
@@ -247,7 +248,7 @@ describe("provisioning end to end: local Functions host, Azurite, Smartsheet sim
     });
 
     it("serves jobs over HTTP with function keys: 401, 400, 404 and 200", async () => {
-        e2e = await startE2E();
+        const e2e = await stack.start();
         await e2e.fire("intakeSweep");
         const key = intakeKeys(e2e.sim.core.state())["IND-1042"]!;
         expect((await fetch(`${e2e.host.url}/api/jobs/${key}`)).status).toBe(401);
@@ -256,7 +257,7 @@ describe("provisioning end to end: local Functions host, Azurite, Smartsheet sim
         expect(await malformed.json()).toMatchObject({ error: expect.stringContaining("expected <intakeSheetId>-<intakeRowId>") });
         expect((await e2e.api("jobs/123-456")).status).toBe(404);
         expect((await e2e.api("jobs?state=exploded")).status).toBe(400);
-        const found = await waitFor(() => job(e2e!, key), "the sweep to create the job");
+        const found = await waitFor(() => job(e2e, key), "the sweep to create the job");
         expect(found).toMatchObject({ jobKey: key, productCode: "IND-1042", intakeSheetId: key.split("-")[0] });
         const active = (await (await e2e.api("jobs")).json()) as { jobs: JobJson[] };
         expect(active.jobs.length + (await jobsInState(e2e, "done")).length).toBeGreaterThanOrEqual(3);

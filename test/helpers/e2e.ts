@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
-import { inject } from "vitest";
+import { afterEach, inject } from "vitest";
 import { JobStore } from "../../src/shared/jobs/JobStore";
 import { createQueueClient, createTableClient } from "../../src/shared/storage";
 import { freePort } from "../../tools/azurite/startAzurite";
@@ -18,8 +18,8 @@ const NEVER = "0 0 0 1 1 *";
 export interface HostProcess {
     readonly url: string;
     readonly logs: string[];
-    /** Starts the host (again), on the same port and storage. */
-    start(): Promise<void>;
+    /** Starts the host (again), on the same port, with these settings changed. */
+    start(overrides?: Record<string, string>): Promise<void>;
     /** Graceful stop (SIGTERM). */
     stop(): Promise<void>;
     /** The process dies at once, mid-whatever, as on a crashed VM. */
@@ -125,7 +125,8 @@ function hostProcess(settings: Record<string, string>, port: number): HostProces
     return {
         url,
         logs,
-        async start() {
+        async start(overrides = {}) {
+            Object.assign(settings, overrides);
             child = spawn(process.execPath, [HOST_MAIN, "--app", APP_DIR, "--port", String(port)], {
                 env: { ...process.env, ...settings },
                 stdio: ["ignore", "pipe", "pipe"],
@@ -182,4 +183,24 @@ export async function waitFor<T>(
         if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
         await new Promise((resolve) => setTimeout(resolve, intervalMs));
     }
+}
+
+/** One stack per test, stopped after it together with whatever else the test deferred. */
+export function useE2E<O>(starter: (options?: O) => Promise<E2E>) {
+    let current: E2E | undefined;
+    const cleanups: Array<() => Promise<void>> = [];
+    afterEach(async () => {
+        await current?.stop();
+        current = undefined;
+        for (const cleanup of cleanups.splice(0)) await cleanup();
+    });
+    return {
+        async start(options?: O): Promise<E2E> {
+            current = await starter(options);
+            return current;
+        },
+        defer(cleanup: () => Promise<void>): void {
+            cleanups.push(cleanup);
+        },
+    };
 }

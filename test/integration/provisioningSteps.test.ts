@@ -85,7 +85,7 @@ describe("intake sweep and provisioning steps, against the simulator and Azurite
 
     it("makes one copy when two runs of the same copy step race", async () => {
         const { deps, sim } = harness.current;
-        const { key, step } = await jobWithFolder(deps, 1);
+        const { step } = await jobWithFolder(deps, 1);
         sim.core.configure({ latencyMs: { copySheet: 150 } });
         const [first, second] = await Promise.all([
             copyTemplateSheet(deps, { ...step, template: "Approvals" }),

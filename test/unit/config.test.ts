@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError, describeConfig, loadConfig } from "../../src/shared/config";
+import { functionTimeoutMs, parseTimeSpan } from "../../src/shared/hostTimeout";
 
 const TOKEN = "tok_9f8e7d6c5b4a39281706f5e4d3c2b1a0SECRET";
 
@@ -69,8 +70,8 @@ describe("loadConfig", () => {
         });
         expect(error.problems).toHaveLength(6);
         expect(error.message).toMatch(/INTAKE_SHEET_ID: expected the numeric Smartsheet id of the intake sheet/);
-        expect(error.message).toMatch(/PROVISION_QUEUE: expected 3–63 lowercase letters/);
-        expect(error.message).toMatch(/STALE_AFTER_MINUTES: expected a whole number from 1 to 1440/);
+        expect(error.message).toMatch(/PROVISION_QUEUE: expected 3–53 lowercase letters/);
+        expect(error.message).toMatch(/STALE_AFTER_MINUTES: expected minutes, e.g. 15/);
         expect(error.message).toMatch(/INTAKE_SWEEP_SCHEDULE: expected a 6-field NCRONTAB schedule/);
         expect(error.message).toMatch(/SMARTSHEET_BASE_URL: expected an absolute URL/);
         expect(error.message).toMatch(/ALERT_WEBHOOK_URL: expected an https URL/);
@@ -96,5 +97,41 @@ describe("loadConfig", () => {
         expect(shown).not.toContain(TOKEN);
         expect(shown).not.toContain("c2VjcmV0");
         expect(shown).toContain('"SMARTSHEET_ACCESS_TOKEN":"(set)"');
+    });
+});
+
+describe("the reaper's window against the host's functionTimeout", () => {
+    const tenMinutes = { functionTimeoutMs: 600_000 };
+
+    it("accepts a window longer than any live worker may run", () => {
+        expect(loadConfig({ ...valid, STALE_AFTER_MINUTES: "15" }, tenMinutes).STALE_AFTER_MINUTES).toBe(15);
+    });
+
+    it("refuses a window that is not longer than functionTimeout, saying what to change", () => {
+        const error = (() => {
+            try {
+                loadConfig({ ...valid, STALE_AFTER_MINUTES: "10" }, tenMinutes);
+            } catch (caught) {
+                return caught as ConfigError;
+            }
+        })();
+        expect(error).toBeInstanceOf(ConfigError);
+        expect(error?.problems).toEqual([expect.stringMatching(/^STALE_AFTER_MINUTES: 10 minutes is not longer than the host's functionTimeout \(600 s\).*Raise it above 10 minutes/)]);
+    });
+
+    it("refuses an unlimited functionTimeout, and a Smartsheet call timeout a worker cannot outlive", () => {
+        expect(() => loadConfig(valid, { functionTimeoutMs: undefined })).toThrow(/host.json sets no function timeout/);
+        expect(() => loadConfig({ ...valid, SMARTSHEET_CALL_TIMEOUT_SECONDS: "600" }, tenMinutes)).toThrow(
+            /SMARTSHEET_CALL_TIMEOUT_SECONDS: 600 s is not shorter than the host's functionTimeout/,
+        );
+    });
+
+    it("reads functionTimeout from host.json, and AzureFunctionsJobHost__functionTimeout over it", () => {
+        expect(parseTimeSpan("00:10:00")).toBe(600_000);
+        expect(parseTimeSpan("1.02:03:04.5")).toBe(((26 * 60 + 3) * 60 + 4) * 1000 + 500);
+        expect(() => parseTimeSpan("ten minutes")).toThrow(/not a TimeSpan/);
+        expect(functionTimeoutMs({})).toBe(600_000);
+        expect(functionTimeoutMs({ AzureFunctionsJobHost__functionTimeout: "00:00:05" })).toBe(5_000);
+        expect(functionTimeoutMs({ AzureFunctionsJobHost__functionTimeout: "-1" })).toBeUndefined();
     });
 });

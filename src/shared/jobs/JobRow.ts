@@ -35,7 +35,12 @@ export type SheetCopy = z.infer<typeof SheetCopy>;
  * while a claim is fresh another run waits instead of writing too, and once a claim exists the
  * thing may exist even if its result was never recorded, so the next run looks before it writes.
  */
-export const Claim = z.object({ claimedAt: Timestamp, by: z.string() });
+export const Claim = z.object({
+    claimedAt: Timestamp,
+    by: z.string(),
+    /** The write is in flight. False once its run gave up without knowing whether it happened. */
+    writing: z.boolean().default(true),
+});
 export type Claim = z.infer<typeof Claim>;
 
 export const RemovedDuplicate = z.object({ sheetId: Id, name: z.string(), removedAt: Timestamp });

@@ -21,6 +21,12 @@ export const OrchestrationNames = { provisionProduct: "provisionProduct" } as co
 /** The external event a person raises (through the unpark endpoint) to resume a parked job. */
 export const UNPARK_EVENT = "unpark";
 
+/** The unpark event's data: `parkedAt` names the parking it ends (absent: whatever is parked now). */
+export const UnparkEvent = z
+    .object({ parkedAt: z.string().optional(), by: z.string().optional(), note: z.string().optional() })
+    .catch({});
+export type UnparkEvent = z.infer<typeof UnparkEvent>;
+
 /** Orchestration input: keys only. Everything else is read from the job row. */
 export const ProvisionInput = z.object({ jobKey: JobKeyParts, attempt: z.number().int().min(1) });
 export type ProvisionInput = z.infer<typeof ProvisionInput>;
@@ -49,6 +55,9 @@ export const JobView = z.object({
     productCode: z.string(),
     templates: z.array(z.string()),
     copied: z.array(z.string()),
+    parkReason: z.string().optional(),
+    /** Identifies one parking: an `unpark` event naming an earlier one is ignored. */
+    parkedAt: z.string().optional(),
 });
 export type JobView = z.infer<typeof JobView>;
 

@@ -1,32 +1,39 @@
 import { IntakeStatus } from "../intake/intakeStatus";
-import { formatJobKey, type JobRow } from "../jobs/JobRow";
+import { keyOf, type JobRow } from "../jobs/JobRow";
+import { transitionLine } from "../jobs/transitions";
+import type { SmartsheetPort } from "../smartsheet/SmartsheetPort";
 import type { BeginInput, EnterStageInput, ParkInput, StepInput, StepOutcome } from "./contracts";
 import { sendParkAlert } from "./parkAlert";
 import type { ProvisioningDeps } from "./ProvisioningDeps";
 import { runStep, type StepContext } from "./runStep";
 
-/** The job's first step in every attempt: queued (or running, on a re-run) becomes running. */
+/**
+ * The first step of every attempt: queued (or running, when a recovery takes over) becomes
+ * running. A job the reaper parked stays parked: this attempt waits for `unpark`.
+ */
 export function beginAttempt(deps: ProvisioningDeps, input: BeginInput): Promise<StepOutcome> {
     return runStep(
         deps,
         input,
         "beginAttempt",
         async (context) => {
+            if (context.row.state === "parked") return;
             await context.update((row) => ({
                 ...row,
                 state: "running",
                 stage: row.stage ?? "copy",
                 copyStartedAt: row.copyStartedAt ?? deps.now().toISOString(),
             }));
+            if (context.row.state === "queued") deps.log.info(transitionLine(input.jobKey, "queued", "running", `attempt ${input.attempt}`));
         },
-        { from: ["queued", "running"] },
+        { from: ["queued", "running", "parked"] },
     );
 }
 
 export function enterStage(deps: ProvisioningDeps, input: EnterStageInput): Promise<StepOutcome> {
     return runStep(deps, input, "enterStage", async (context) => {
         await context.update((row) => (row.stage === input.stage ? undefined : { ...row, stage: input.stage }));
-        if (input.status) await writeIntakeStatus(deps, context, input.status);
+        if (input.status) await recordIntakeStatus(deps, context, input.status);
     });
 }
 
@@ -38,9 +45,9 @@ export function completeJob(deps: ProvisioningDeps, input: StepInput): Promise<S
         "completeJob",
         async (context) => {
             if (context.row.state === "done") return;
-            await writeIntakeStatus(deps, context, IntakeStatus.done, context.row.folderLink);
+            await recordIntakeStatus(deps, context, IntakeStatus.done, context.row.folderLink);
             await context.update((row) => ({ ...row, state: "done", stage: "register", claims: {} }));
-            deps.log.info(`job ${formatJobKey(input.jobKey)} running → done (provisioned ${context.row.productCode})`);
+            deps.log.info(transitionLine(input.jobKey, "running", "done", `${context.row.productCode} provisioned`));
         },
         { from: ["running", "done"] },
     );
@@ -61,9 +68,9 @@ export function parkJob(deps: ProvisioningDeps, input: ParkInput): Promise<StepO
                     ? undefined
                     : { ...row, state: "parked", stage: input.stage, parkReason: input.reason, parkedAt: deps.now().toISOString(), parkAlerted: false },
             );
-            await writeIntakeStatus(deps, context, IntakeStatus.stalled(input.reason));
+            await recordIntakeStatus(deps, context, IntakeStatus.stalled(input.reason));
             if (!parked.parkAlerted) {
-                await alertOps(deps, parked, `job ${formatJobKey(input.jobKey)} running → parked (${input.reason})`);
+                await alertOps(deps, parked, transitionLine(input.jobKey, "running", "parked", input.reason));
                 await context.update((row) => ({ ...row, parkAlerted: true }));
             }
         },
@@ -78,39 +85,57 @@ export function resumeJob(deps: ProvisioningDeps, input: StepInput): Promise<Ste
         input,
         "resumeJob",
         async (context) => {
-            await context.update((row) =>
-                row.state === "running"
-                    ? undefined
-                    : { ...row, state: "running", recoveries: 0, parkReason: undefined, parkedAt: undefined, parkAlerted: false },
-            );
-            deps.log.info(`job ${formatJobKey(input.jobKey)} parked → running (unparked)`);
+            if (context.row.state === "running") return;
+            await context.update((row) => ({
+                ...row,
+                state: "running",
+                recoveries: 0,
+                parkReason: undefined,
+                parkedAt: undefined,
+                parkAlerted: false,
+            }));
+            deps.log.info(transitionLine(input.jobKey, "parked", "running", `unparked; the ${context.row.stage ?? "copy"} stage runs again`));
         },
         { from: ["parked", "running"] },
     );
 }
 
-export async function alertOps(deps: ProvisioningDeps, row: JobRow, line: string): Promise<void> {
+/** Ops hears of a parked job: an error line in the log and, when configured, the webhook. */
+export async function alertOps(deps: Pick<ProvisioningDeps, "config" | "log">, row: JobRow, line: string): Promise<void> {
     deps.log.error(line);
     await sendParkAlert(deps, row).catch((error: unknown) =>
         deps.log.warn(`job ${row.intakeSheetId}-${row.intakeRowId}: the park alert webhook failed: ${String(error)}`),
     );
 }
 
-/** Writes the intake row's `Status` (and `Folder`) unless that exact status is already there. */
-export async function writeIntakeStatus(deps: ProvisioningDeps, context: StepContext, status: string, folderLink?: string): Promise<void> {
+async function recordIntakeStatus(deps: ProvisioningDeps, context: StepContext, status: string, folderLink?: string): Promise<void> {
     const latest = await context.update(() => undefined);
     if (latest.intakeStatus === status) return;
-    const intakeSheetId = Number(latest.intakeSheetId);
-    let statusColumnId = latest.intakeStatusColumnId;
-    let folderColumnId = latest.intakeFolderColumnId;
+    const columns = await writeIntakeStatus(context.smartsheet, latest, status, folderLink);
+    await context.update((row) => ({ ...row, intakeStatus: status, ...columns }));
+}
+
+/**
+ * Writes the job's intake row `Status` (and `Folder`), finding the columns once if the row does
+ * not know them; returns the column ids for the caller to record with the status.
+ */
+export async function writeIntakeStatus(
+    smartsheet: SmartsheetPort,
+    row: JobRow,
+    status: string,
+    folderLink?: string,
+): Promise<{ intakeStatusColumnId: number; intakeFolderColumnId?: number }> {
+    const { pk, rk } = keyOf(row);
+    let statusColumnId = row.intakeStatusColumnId;
+    let folderColumnId = row.intakeFolderColumnId;
     if (!statusColumnId) {
-        const sheet = await context.smartsheet.getSheet(intakeSheetId, { rowIds: [Number(latest.intakeRowId)] });
+        const sheet = await smartsheet.getSheet(Number(pk), { rowIds: [Number(rk)] });
         statusColumnId = sheet.columns.find((column) => column.title === "Status")?.id;
         folderColumnId = sheet.columns.find((column) => column.title === "Folder")?.id;
         if (!statusColumnId) throw new Error(`The intake sheet has no "Status" column.`);
     }
     const cells = [{ columnId: statusColumnId, value: status }];
     if (folderLink && folderColumnId) cells.push({ columnId: folderColumnId, value: folderLink });
-    await context.smartsheet.updateRows(intakeSheetId, [{ id: Number(latest.intakeRowId), cells }]);
-    await context.update((row) => ({ ...row, intakeStatus: status, intakeStatusColumnId: statusColumnId, intakeFolderColumnId: folderColumnId }));
+    await smartsheet.updateRows(Number(pk), [{ id: Number(rk), cells }]);
+    return { intakeStatusColumnId: statusColumnId, intakeFolderColumnId: folderColumnId };
 }

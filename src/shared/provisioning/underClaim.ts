@@ -28,9 +28,15 @@ export interface ClaimedWrite<T> {
  */
 export async function underClaim<T>(deps: ProvisioningDeps, context: StepContext, claimed: ClaimedWrite<T>): Promise<T> {
     const { claimTtlMs, claimPollMs, settleMs } = deps.timing;
+    // Another run is writing right now (or died doing so a moment ago): wait for it.
     const fresh = (row: JobRow) => {
         const claim = row.claims[claimed.key];
-        return claim !== undefined && claim.by !== context.runId && deps.now().getTime() - Date.parse(claim.claimedAt) < claimTtlMs;
+        return (
+            claim !== undefined &&
+            claim.writing &&
+            claim.by !== context.runId &&
+            deps.now().getTime() - Date.parse(claim.claimedAt) < claimTtlMs
+        );
     };
     const record = (result: T) =>
         context.update((row) => {
@@ -60,7 +66,7 @@ export async function underClaim<T>(deps: ProvisioningDeps, context: StepContext
                 if (fresh(latest)) throw new ClaimedElsewhereError(`another run is writing ${claimed.key}`);
                 return {
                     ...latest,
-                    claims: { ...latest.claims, [claimed.key]: { claimedAt: deps.now().toISOString(), by: context.runId } },
+                    claims: { ...latest.claims, [claimed.key]: { claimedAt: deps.now().toISOString(), by: context.runId, writing: true } },
                 };
             });
         } catch (error) {
@@ -86,7 +92,11 @@ export async function underClaim<T>(deps: ProvisioningDeps, context: StepContext
                 await record(found);
                 return found;
             }
-            // The claim stays: whoever tries next looks before writing.
+            // The claim stays, no longer writing: whoever tries next looks before writing, without waiting.
+            await context.update((row) => {
+                const claim = row.claims[claimed.key];
+                return claim ? { ...row, claims: { ...row.claims, [claimed.key]: { ...claim, writing: false } } } : undefined;
+            });
         } else if (isSmartsheetError(error) && error.kind === "permanent") {
             // Refused before anything was made: nothing to look for next time.
             await context.update((row) => {

@@ -1,0 +1,25 @@
+import { app } from "@azure/functions";
+import * as df from "durable-functions";
+import { z } from "zod";
+import { appConfig, reconcileQueueName, recoveryDeps, requestReconciliation } from "../shared/composition";
+import { reconcileJobs } from "../shared/recovery/reconcile";
+
+const ReconcileRequest = z.object({ v: z.literal(1), occasion: z.string().max(100) });
+
+// A hook gets no DurableClient, so start-up asks for the reconciliation through a queue.
+app.hook.appStart(async () => {
+    await requestReconciliation("start-up");
+});
+
+df.app.client.storageQueue("reconcileJobs", {
+    queueName: reconcileQueueName(appConfig()),
+    connection: "AzureWebJobsStorage",
+    handler: async (message, client, context) => {
+        const request = ReconcileRequest.safeParse(message);
+        if (!request.success) {
+            context.error(`reconcile request ignored, not understood: ${JSON.stringify(message).slice(0, 300)}`);
+            return;
+        }
+        await reconcileJobs(await recoveryDeps(context, client), request.data.occasion);
+    },
+});

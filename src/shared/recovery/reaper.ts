@@ -1,0 +1,112 @@
+import { IntakeStatus } from "../intake/intakeStatus";
+import { keyOf, OPEN_STATES, type JobRow } from "../jobs/JobRow";
+import { JobConcurrencyError, JobStateConflictError, type StoredJob } from "../jobs/JobStore";
+import { transitionLine } from "../jobs/transitions";
+import { instanceIdFor } from "../naming/instanceIds";
+import { LIVE_STATUSES, type OrchestrationState } from "../orchestration/Orchestrations";
+import { OrchestrationNames } from "../provisioning/contracts";
+import { alertOps, writeIntakeStatus } from "../provisioning/lifecycle";
+import { currentInstanceId, reconcileJobs, type RecoveryDeps } from "./reconcile";
+
+export interface ReaperReport {
+    active: number;
+    stale: number;
+    transitions: string[];
+}
+
+/**
+ * The patient reaper. It looks only at active jobs, and takes over only those whose row has not
+ * moved for longer than the window — longer than any live worker may run (`functionTimeout`,
+ * checked at start-up), and every step touches the row when it starts and when it ends. It
+ * finishes them, never restarts them: a recovery instance continues from the row, adopting what
+ * exists. After `MAX_RECOVERIES` it parks the job and tells ops and the customer instead.
+ */
+export async function reap(deps: RecoveryDeps): Promise<ReaperReport> {
+    const active = await deps.jobs.listActive(String(deps.config.INTAKE_SHEET_ID));
+    const reconciled = await reconcileJobs(deps, "reaper", active);
+    const transitions = [...reconciled.transitions];
+    const cutoff = deps.now().getTime() - deps.config.STALE_AFTER_MINUTES * 60_000;
+    const stale = active.filter(
+        (job) =>
+            !reconciled.finished.has(job.row.intakeRowId) &&
+            OPEN_STATES.includes(job.row.state) &&
+            Date.parse(job.row.lastProgressAt) < cutoff,
+    );
+    for (const job of stale) {
+        const line = await takeOver(deps, job);
+        if (line) transitions.push(line);
+    }
+    deps.log.info(`reaper: ${active.length} active jobs, ${stale.length} without progress for ${deps.config.STALE_AFTER_MINUTES} min, ${transitions.length} transitions`);
+    return { active: active.length, stale: stale.length, transitions };
+}
+
+async function takeOver(deps: RecoveryDeps, stored: StoredJob): Promise<string | undefined> {
+    const row = stored.row;
+    const key = keyOf(row);
+    const oldInstanceId = currentInstanceId(row);
+    const status = await deps.orchestrations.status(oldInstanceId);
+    const idleMinutes = Math.round((deps.now().getTime() - Date.parse(row.lastProgressAt)) / 6_000) / 10;
+    const why = stallOf(status, oldInstanceId, idleMinutes, row);
+    const attempt = row.attempt + 1;
+    const instanceId = instanceIdFor(key, attempt);
+    const now = deps.now().toISOString();
+    const parking = row.recoveries >= deps.config.MAX_RECOVERIES;
+    const reason = `No progress after ${row.recoveries} recoveries: ${why}` + (row.lastError ? `; last error: ${row.lastError}` : "");
+
+    // First fence the old instance out (its steps check the owner on every write), using the
+    // ETag the staleness was judged on: if the job moved meanwhile, it is alive; leave it.
+    let next: StoredJob;
+    try {
+        next = await deps.jobs.replace(
+            stored,
+            parking
+                ? { ...row, attempt, instanceId, state: "parked", parkReason: reason, parkedAt: now, parkAlerted: false, lastProgressAt: now }
+                : { ...row, attempt, instanceId, recoveries: row.recoveries + 1, lastProgressAt: now, lastError: `taken over: ${why}` },
+            { from: [row.state] },
+        );
+    } catch (error) {
+        if (error instanceof JobConcurrencyError || error instanceof JobStateConflictError) {
+            deps.log.info(`job ${key.pk}-${key.rk} moved while the reaper looked at it; left alone`);
+            return undefined;
+        }
+        throw error;
+    }
+    if (status && LIVE_STATUSES.includes(status.runtimeStatus)) {
+        await deps.orchestrations.terminate(oldInstanceId, `taken over by ${instanceId} (reaper: ${why})`).catch((error: unknown) => {
+            deps.log.warn(`terminating ${oldInstanceId} failed (${String(error)}); its steps are fenced out anyway`);
+        });
+    }
+
+    let line: string;
+    if (parking) {
+        line = transitionLine(key, row.state, "parked", reason);
+        const spent = deps.smartsheet.withOwnTally();
+        try {
+            const columns = await writeIntakeStatus(spent, next.row, IntakeStatus.stalled(reason));
+            next = await deps.jobs.replace(next, { ...next.row, intakeStatus: IntakeStatus.stalled(reason), ...columns }, { from: ["parked"] });
+        } catch (error) {
+            deps.log.warn(`job ${key.pk}-${key.rk}: could not write the stall to the intake row: ${String(error)}`);
+        }
+        await alertOps(deps, next.row, line);
+        await deps.jobs
+            .update(key, (latest) => ({ ...latest, parkAlerted: true, smartsheetCalls: latest.smartsheetCalls + spent.calls().total }), { from: ["parked"] })
+            .catch(() => undefined);
+    } else {
+        line = transitionLine(key, row.state, row.state, `recovery ${row.recoveries + 1}/${deps.config.MAX_RECOVERIES}: ${why}; ${instanceId} continues from the row`);
+        deps.log.warn(line);
+    }
+    // The new instance finishes the job (or, when parked, waits for unpark). If it cannot be
+    // started now, the row still names it, and the next run of the reaper tries again.
+    await deps.orchestrations
+        .start(OrchestrationNames.provisionProduct, instanceId, { jobKey: key, attempt })
+        .catch((error: unknown) => deps.log.error(`job ${key.pk}-${key.rk}: starting ${instanceId} failed: ${String(error)}`));
+    return line;
+}
+
+function stallOf(status: OrchestrationState | undefined, instanceId: string, idleMinutes: number, row: JobRow): string {
+    if (!status) return `no instance ${instanceId} exists (lost message or purged), idle ${idleMinutes} min`;
+    if (LIVE_STATUSES.includes(status.runtimeStatus)) {
+        return `${instanceId} is ${status.runtimeStatus} but the job made no progress for ${idleMinutes} min (stage ${row.stage ?? "copy"})`;
+    }
+    return `${instanceId} ended ${status.runtimeStatus} at stage ${row.stage ?? "copy"}`;
+}
