@@ -127,19 +127,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, host?: HostLimi
     const parsed = Config.safeParse(input);
     const secret = env.SMARTSHEET_ACCESS_TOKEN?.trim();
     const problems = parsed.success
-        ? host
-            ? limitProblems(parsed.data, host)
-            : []
+        ? []
         : parsed.error.issues.map((issue) => {
               const name = String(issue.path[0] ?? "settings");
               const meaning = name in SETTINGS ? ` (${SETTINGS[name as SettingName]})` : "";
               return `${name}: ${issue.message}${meaning}`;
           });
+    // The timing checks need only the timing settings: report them even when others are wrong.
+    const timing = Config.pick({ STALE_AFTER_MINUTES: true, SMARTSHEET_CALL_TIMEOUT_SECONDS: true }).safeParse(input);
+    if (host && timing.success) problems.push(...limitProblems(timing.data, host));
     if (parsed.success && problems.length === 0) return parsed.data;
     throw new ConfigError(problems.map((problem) => (secret ? problem.split(secret).join("***") : problem)));
 }
 
-function limitProblems(config: Config, host: HostLimits): string[] {
+function limitProblems(config: Pick<Config, "STALE_AFTER_MINUTES" | "SMARTSHEET_CALL_TIMEOUT_SECONDS">, host: HostLimits): string[] {
     const timeout = host.functionTimeoutMs;
     if (timeout === undefined) {
         return [

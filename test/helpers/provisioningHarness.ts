@@ -16,7 +16,13 @@ import { uniqueName } from "./names";
 export interface Harness {
     sim: RunningSimulator;
     config: Config;
-    deps: SweepDeps & { logs: string[]; enqueued: JobKey[]; instances: Map<string, OrchestrationState> };
+    deps: SweepDeps & {
+        logs: string[];
+        enqueued: JobKey[];
+        instances: Map<string, OrchestrationState>;
+        started: string[];
+        terminated: string[];
+    };
     jobs: JobStore;
 }
 
@@ -65,11 +71,19 @@ export function useProvisioningHarness(): { readonly current: Harness } {
         };
         const enqueued: JobKey[] = [];
         const instances = new Map<string, OrchestrationState>();
+        const started: string[] = [];
+        const terminated: string[] = [];
         const orchestrations: Orchestrations = {
             status: async (id) => instances.get(id),
-            start: async (_name, id) => void instances.set(id, { runtimeStatus: "Running" }),
+            start: async (_name, id) => {
+                started.push(id);
+                instances.set(id, { runtimeStatus: "Running" });
+            },
             raiseEvent: async () => undefined,
-            terminate: async (id) => void instances.set(id, { runtimeStatus: "Terminated" }),
+            terminate: async (id) => {
+                terminated.push(id);
+                instances.set(id, { runtimeStatus: "Terminated" });
+            },
         };
         const provisioning: ProvisioningDeps = {
             config,
@@ -86,7 +100,16 @@ export function useProvisioningHarness(): { readonly current: Harness } {
             sim: sim!,
             config,
             jobs,
-            deps: { ...provisioning, orchestrations, enqueue: async (key) => void enqueued.push(key), logs, enqueued, instances },
+            deps: {
+                ...provisioning,
+                orchestrations,
+                enqueue: async (key) => void enqueued.push(key),
+                logs,
+                enqueued,
+                instances,
+                started,
+                terminated,
+            },
         };
     });
     return {

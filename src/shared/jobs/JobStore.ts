@@ -1,6 +1,7 @@
 import { odata, RestError, type TableClient, type TransactionAction } from "@azure/data-tables";
 import { z } from "zod";
-import { ACTIVE_STATES, formatJobKey, JobRow, type JobKey, type JobRowInput, type JobState } from "./JobRow";
+import { instanceIdFor } from "../naming/instanceIds";
+import { ACTIVE_STATES, formatJobKey, JobRow, JobState, type JobKey, type JobRowInput } from "./JobRow";
 
 /** A job row as read, with the ETag a conditional write must name. */
 export interface StoredJob {
@@ -58,14 +59,19 @@ export interface WriteOptions {
     from: readonly JobState[];
 }
 
-/** Active-index entry: one per queued, running or parked job, in the job's own partition. */
-const IndexEntry = z.object({
-    rowKey: z.string(),
+/**
+ * Active-index entry: one per queued, running or parked job, in the job's own partition, written
+ * with the job row. A copy of what the reaper and the reconciler sift by, so that they read a
+ * job's row only when it needs them. The row stays the truth: they re-check it before writing.
+ */
+export const IndexEntry = z.object({
     jobRowKey: z.string(),
-    state: z.string(),
+    state: JobState,
     lastProgressAt: z.string(),
+    /** The instance of the job's current attempt. */
+    instanceId: z.string(),
 });
-type IndexEntry = z.infer<typeof IndexEntry>;
+export type IndexEntry = z.infer<typeof IndexEntry>;
 
 const INDEX_PREFIX = "active-";
 const INDEX_END = "active."; // the next character after "-": bounds the RowKey range
@@ -185,6 +191,17 @@ export class JobStore {
      * last progress is older than that instant.
      */
     async listActive(pk: string, filter: { states?: readonly JobState[]; staleBefore?: Date } = {}): Promise<StoredJob[]> {
+        const entries = await this.listActiveIndex(pk, filter);
+        const jobs: StoredJob[] = [];
+        for (const entry of entries) {
+            const stored = await this.get({ pk, rk: entry.jobRowKey });
+            if (stored) jobs.push(stored);
+        }
+        return jobs;
+    }
+
+    /** The active index of one intake sheet (no job rows read), optionally narrowed like `listActive`. */
+    async listActiveIndex(pk: string, filter: { states?: readonly JobState[]; staleBefore?: Date } = {}): Promise<IndexEntry[]> {
         const entries: IndexEntry[] = [];
         let query = odata`PartitionKey eq ${pk} and RowKey ge ${INDEX_PREFIX} and RowKey lt ${INDEX_END}`;
         if (filter.staleBefore) query += " and " + odata`lastProgressAt lt ${filter.staleBefore.toISOString()}`;
@@ -193,12 +210,7 @@ export class JobStore {
             this.entitiesRead += 1;
             entries.push(IndexEntry.parse(entity));
         }
-        const jobs: StoredJob[] = [];
-        for (const entry of entries) {
-            const stored = await this.get({ pk, rk: entry.jobRowKey });
-            if (stored) jobs.push(stored);
-        }
-        return jobs;
+        return entries;
     }
 
     /** Every job of one intake sheet in a state; for finished states this reads the partition. */
@@ -249,6 +261,7 @@ function indexEntity(row: JobRow) {
         jobRowKey: row.intakeRowId,
         state: row.state,
         lastProgressAt: row.lastProgressAt,
+        instanceId: row.instanceId ?? instanceIdFor({ pk: row.intakeSheetId, rk: row.intakeRowId }, row.attempt),
     };
 }
 

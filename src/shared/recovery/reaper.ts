@@ -1,5 +1,5 @@
 import { IntakeStatus } from "../intake/intakeStatus";
-import { keyOf, OPEN_STATES, type JobRow } from "../jobs/JobRow";
+import { keyOf, OPEN_STATES, type JobRow, type JobState } from "../jobs/JobRow";
 import { JobConcurrencyError, JobStateConflictError, type StoredJob } from "../jobs/JobStore";
 import { transitionLine } from "../jobs/transitions";
 import { instanceIdFor } from "../naming/instanceIds";
@@ -22,22 +22,29 @@ export interface ReaperReport {
  * exists. After `MAX_RECOVERIES` it parks the job and tells ops and the customer instead.
  */
 export async function reap(deps: RecoveryDeps): Promise<ReaperReport> {
-    const active = await deps.jobs.listActive(String(deps.config.INTAKE_SHEET_ID));
-    const reconciled = await reconcileJobs(deps, "reaper", active);
+    const pk = String(deps.config.INTAKE_SHEET_ID);
+    const index = await deps.jobs.listActiveIndex(pk);
+    const reconciled = await reconcileJobs(deps, "reaper", index);
     const transitions = [...reconciled.transitions];
     const cutoff = deps.now().getTime() - deps.config.STALE_AFTER_MINUTES * 60_000;
-    const stale = active.filter(
-        (job) =>
-            !reconciled.finished.has(job.row.intakeRowId) &&
-            OPEN_STATES.includes(job.row.state) &&
-            Date.parse(job.row.lastProgressAt) < cutoff,
+    const isStale = (state: string, lastProgressAt: string) => OPEN_STATES.includes(state as JobState) && Date.parse(lastProgressAt) < cutoff;
+    // The index says which rows may be stale; parked ones are read too, for the manual path
+    // (a person sets the row itself to running). The row decides.
+    const suspects = index.filter(
+        (entry) => !reconciled.finished.has(entry.jobRowKey) && (entry.state === "parked" || isStale(entry.state, entry.lastProgressAt)),
     );
-    for (const job of stale) {
-        const line = await takeOver(deps, job);
+    let stale = 0;
+    for (const entry of suspects) {
+        const stored = await deps.jobs.get({ pk, rk: entry.jobRowKey });
+        if (!stored || !isStale(stored.row.state, stored.row.lastProgressAt)) continue;
+        stale += 1;
+        const line = await takeOver(deps, stored);
         if (line) transitions.push(line);
     }
-    deps.log.info(`reaper: ${active.length} active jobs, ${stale.length} without progress for ${deps.config.STALE_AFTER_MINUTES} min, ${transitions.length} transitions`);
-    return { active: active.length, stale: stale.length, transitions };
+    deps.log.info(
+        `reaper: ${index.length} active jobs, ${stale} without progress for ${deps.config.STALE_AFTER_MINUTES} min, ${transitions.length} transitions`,
+    );
+    return { active: index.length, stale, transitions };
 }
 
 async function takeOver(deps: RecoveryDeps, stored: StoredJob): Promise<string | undefined> {

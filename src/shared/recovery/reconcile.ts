@@ -1,5 +1,5 @@
-import { keyOf, type JobRow } from "../jobs/JobRow";
-import { JobConcurrencyError, JobStateConflictError, type StoredJob } from "../jobs/JobStore";
+import { keyOf, type JobKey, type JobRow } from "../jobs/JobRow";
+import { JobConcurrencyError, JobStateConflictError, type IndexEntry } from "../jobs/JobStore";
 import { transitionLine } from "../jobs/transitions";
 import { instanceIdFor } from "../naming/instanceIds";
 import type { OrchestrationState, Orchestrations } from "../orchestration/Orchestrations";
@@ -29,29 +29,34 @@ export function finishedTheJob(status: OrchestrationState | undefined): boolean 
 
 /**
  * Writes the terminal states that job rows missed (an orchestration completed, its row still
- * says running: a lost write, a deploy, an outage). Only rows of active jobs are read, each
- * transition is a conditional write and is logged; nothing is ever resubmitted from here.
+ * says running: a lost write, a deploy, an outage). It reads the active index, asks Durable
+ * Functions about each instance, and reads a job's row only to write it. Each transition is a
+ * conditional write and is logged; nothing is ever resubmitted from here.
  */
-export async function reconcileJobs(deps: RecoveryDeps, occasion: string, active?: StoredJob[]): Promise<ReconcileReport> {
-    const jobs = active ?? (await deps.jobs.listActive(String(deps.config.INTAKE_SHEET_ID)));
+export async function reconcileJobs(deps: RecoveryDeps, occasion: string, index?: IndexEntry[]): Promise<ReconcileReport> {
+    const pk = String(deps.config.INTAKE_SHEET_ID);
+    const entries = index ?? (await deps.jobs.listActiveIndex(pk));
     const transitions: string[] = [];
     const finished = new Set<string>();
-    for (const stored of jobs) {
-        const row = stored.row;
-        const instanceId = currentInstanceId(row);
+    for (const entry of entries) {
+        const key: JobKey = { pk, rk: entry.jobRowKey };
+        const instanceId = entry.instanceId;
         if (!finishedTheJob(await deps.orchestrations.status(instanceId))) continue;
+        const stored = await deps.jobs.get(key);
+        if (!stored || currentInstanceId(stored.row) !== instanceId || !["queued", "running", "parked"].includes(stored.row.state)) continue;
+        const from = stored.row.state;
         try {
-            await deps.jobs.replace(stored, { ...row, state: "done", stage: "register", claims: {} }, { from: [row.state] });
+            await deps.jobs.replace(stored, { ...stored.row, state: "done", stage: "register", claims: {} }, { from: [from] });
         } catch (error) {
             // Someone else wrote it meanwhile; the next run looks again.
             if (error instanceof JobConcurrencyError || error instanceof JobStateConflictError) continue;
             throw error;
         }
-        const line = transitionLine(keyOf(row), row.state, "done", `orchestration ${instanceId} completed; the row had missed it`);
+        const line = transitionLine(key, from, "done", `orchestration ${instanceId} completed; the row had missed it`);
         deps.log.warn(line);
         transitions.push(line);
-        finished.add(row.intakeRowId);
+        finished.add(entry.jobRowKey);
     }
-    deps.log.info(`reconcile (${occasion}): ${jobs.length} active jobs checked, ${transitions.length} transitions`);
-    return { checked: jobs.length, transitions, finished };
+    deps.log.info(`reconcile (${occasion}): ${entries.length} active jobs checked, ${transitions.length} transitions`);
+    return { checked: entries.length, transitions, finished };
 }

@@ -1,0 +1,130 @@
+import { describe, expect, it } from "vitest";
+import type { JobKey } from "../../src/shared/jobs/JobRow";
+import { sweepIntake } from "../../src/shared/intake/intakeSweep";
+import { reap } from "../../src/shared/recovery/reaper";
+import { reconcileJobs } from "../../src/shared/recovery/reconcile";
+import { createTableClient } from "../../src/shared/storage";
+import { intakeRow } from "../helpers/inspectProduct";
+import { makeJobRow } from "../helpers/jobs";
+import { useProvisioningHarness, type Harness } from "../helpers/provisioningHarness";
+
+const LONG_AGO = "2026-01-01T00:00:00.000Z";
+
+/** Sweeps the seeded intake, then makes the n-th job look like a worker stopped on it. */
+async function stalledJob(harness: Harness, n: number, runtimeStatus: "Running" | "Failed" | "Terminated" | undefined): Promise<JobKey> {
+    const { deps } = harness;
+    await sweepIntake(deps);
+    const key = deps.enqueued[n]!;
+    const stored = await deps.jobs.update(key, (row) => ({ ...row, state: "running", stage: "copy", lastProgressAt: LONG_AGO }), {
+        from: ["queued"],
+    });
+    if (runtimeStatus) deps.instances.set(stored.row.instanceId!, { runtimeStatus });
+    return key;
+}
+
+describe("the reaper and the reconciler, against Azurite and the simulator", () => {
+    const harness = useProvisioningHarness();
+
+    it("finds the open jobs among 10,000 finished ones by reading about 20 entities", { timeout: 120_000 }, async () => {
+        const { deps, config } = harness.current;
+        const pk = String(config.INTAKE_SHEET_ID);
+        const table = createTableClient(config.AzureWebJobsStorage, config.JOBS_TABLE);
+        for (let batch = 0; batch < 100; batch++) {
+            await table.submitTransaction(
+                Array.from({ length: 100 }, (_, i) => [
+                    "create",
+                    { partitionKey: pk, rowKey: String(9_000_000 + batch * 100 + i), kind: "job", state: "done", productCode: `OLD-${batch}-${i}` },
+                ] as const),
+            );
+        }
+        for (let i = 0; i < 20; i++) await deps.jobs.create(makeJobRow({ intakeSheetId: pk, state: "running", stage: "copy" }));
+
+        deps.jobs.entitiesRead = 0;
+        const report = await reap(deps);
+        expect(report).toMatchObject({ active: 20, stale: 0, transitions: [] });
+        expect(deps.jobs.entitiesRead).toBe(20);
+    });
+
+    it("recovers a job whose orchestration failed: fences the old instance out and starts the next attempt", async () => {
+        const { deps } = harness.current;
+        const key = await stalledJob(harness.current, 0, "Failed");
+        const before = (await deps.jobs.require(key)).row;
+        const report = await reap(deps);
+        const after = (await deps.jobs.require(key)).row;
+        expect(after).toMatchObject({ state: "running", attempt: 2, recoveries: 1, instanceId: `provision-${key.pk}-${key.rk}-a2` });
+        expect(deps.started).toEqual([after.instanceId]);
+        expect(deps.terminated).toEqual([]);
+        expect(report.transitions).toEqual([
+            `job ${key.pk}-${key.rk} running → running (recovery 1/3: ${before.instanceId} ended Failed at stage copy; ${after.instanceId} continues from the row)`,
+        ]);
+        expect(deps.logs).toContainEqual(expect.stringMatching(/reaper: 3 active jobs, 1 without progress for 15 min, 1 transitions/));
+    });
+
+    it("terminates an instance that is running without progress before the next attempt starts", async () => {
+        const { deps } = harness.current;
+        const key = await stalledJob(harness.current, 1, "Running");
+        const old = (await deps.jobs.require(key)).row.instanceId!;
+        await reap(deps);
+        expect(deps.terminated).toEqual([old]);
+        expect(deps.started).toEqual([`provision-${key.pk}-${key.rk}-a2`]);
+    });
+
+    it("leaves alone a job that made progress inside the window, however long its step has taken", async () => {
+        const { deps } = harness.current;
+        await sweepIntake(deps);
+        const key = deps.enqueued[0]!;
+        const tenMinutesAgo = new Date(Date.now() - 10 * 60_000).toISOString();
+        await deps.jobs.update(key, (row) => ({ ...row, state: "running", lastProgressAt: tenMinutesAgo }), { from: ["queued"] });
+        const report = await reap(deps);
+        expect(report.transitions).toEqual([]);
+        expect((await deps.jobs.require(key)).row.attempt).toBe(1);
+        expect(deps.started).toEqual([]);
+    });
+
+    it("backs off when the job moves while it looks: a live worker wins", async () => {
+        const { deps } = harness.current;
+        const key = await stalledJob(harness.current, 0, undefined);
+        const status = deps.orchestrations.status;
+        // The worker touches the row just as the reaper asks Durable Functions about it.
+        deps.orchestrations.status = async (id) => {
+            await deps.jobs.update(key, (row) => ({ ...row, lastProgressAt: new Date().toISOString() }), { from: ["running"] });
+            return status(id);
+        };
+        const report = await reap(deps);
+        expect(report.transitions).toEqual([]);
+        expect((await deps.jobs.require(key)).row).toMatchObject({ attempt: 1, recoveries: 0 });
+        expect(deps.started).toEqual([]);
+    });
+
+    it("parks a job at MAX_RECOVERIES, tells the customer on the intake row and ops in the log, and starts an instance to wait", async () => {
+        const { deps, sim } = harness.current;
+        const key = await stalledJob(harness.current, 1, "Failed");
+        await deps.jobs.update(key, (row) => ({ ...row, recoveries: 3, lastError: "copySheet failed with 500/4002" }), { from: ["running"] });
+        const report = await reap(deps);
+        const row = (await deps.jobs.require(key)).row;
+        expect(row).toMatchObject({ state: "parked", attempt: 2, recoveries: 3, parkAlerted: true });
+        expect(row.parkReason).toMatch(/^No progress after 3 recoveries: .* ended Failed at stage copy; last error: copySheet failed with 500\/4002$/);
+        expect(report.transitions).toEqual([`job ${key.pk}-${key.rk} running → parked (${row.parkReason})`]);
+        expect(deps.logs).toContainEqual(`error ${report.transitions[0]}`);
+        expect(intakeRow(sim.core.state(), row.productCode)?.Status).toBe(`Stalled — ${row.parkReason}`);
+        expect(deps.started).toEqual([row.instanceId]);
+        // Parked is not open: the next run leaves it alone.
+        expect((await reap(deps)).transitions).toEqual([]);
+    });
+
+    it("writes done for an orchestration that completed while its row missed it, and logs the transition", async () => {
+        const { deps } = harness.current;
+        const key = await stalledJob(harness.current, 2, undefined);
+        const row = (await deps.jobs.require(key)).row;
+        deps.instances.set(row.instanceId!, { runtimeStatus: "Completed", output: { jobKey: `${key.pk}-${key.rk}`, result: "done" } });
+        const report = await reconcileJobs(deps, "start-up");
+        expect(report.transitions).toEqual([
+            `job ${key.pk}-${key.rk} running → done (orchestration ${row.instanceId} completed; the row had missed it)`,
+        ]);
+        expect((await deps.jobs.require(key)).row.state).toBe("done");
+        expect(deps.logs).toContainEqual("info reconcile (start-up): 3 active jobs checked, 1 transitions");
+        // Done is final: a reaper run right after does not touch it.
+        expect((await reap(deps)).transitions).toEqual([]);
+        expect(deps.started).toEqual([]);
+    });
+});
