@@ -8,7 +8,12 @@ const ReconcileRequest = z.object({ v: z.literal(1), occasion: z.string().max(10
 
 // A hook gets no DurableClient, so start-up asks for the reconciliation through a queue.
 app.hook.appStart(async () => {
-    await requestReconciliation("start-up");
+    try {
+        await requestReconciliation("start-up");
+    } catch (error) {
+        // Not fatal: the reaper reconciles on its schedule too.
+        console.warn(`Could not ask for the start-up reconciliation: ${error instanceof Error ? error.message : String(error)}`);
+    }
 });
 
 df.app.client.storageQueue("reconcileJobs", {

@@ -13,6 +13,7 @@ import type { Logger, ProvisioningDeps } from "./provisioning/ProvisioningDeps";
 import type { RecoveryDeps } from "./recovery/reconcile";
 import { SdkSmartsheet } from "./smartsheet/SdkSmartsheet";
 import { createQueueClient, createTableClient } from "./storage";
+import type { TableClient } from "@azure/data-tables";
 import type { QueueClient } from "@azure/storage-queue";
 
 /** Long-lived clients, built once per process from the validated configuration. */
@@ -24,7 +25,9 @@ interface Shared {
     queue: QueueClient;
     poisonQueue: QueueClient;
     reconcileQueue: QueueClient;
-    ready: Promise<void>;
+    /** Creates the table and queues if missing; started on first use, retried after a failure. */
+    ready?: Promise<void>;
+    table: TableClient;
 }
 
 let shared: Shared | undefined;
@@ -54,19 +57,27 @@ function build(config: Config): Shared {
         queue,
         poisonQueue,
         reconcileQueue,
-        ready: Promise.all([
-            table.createTable(),
-            queue.createIfNotExists(),
-            poisonQueue.createIfNotExists(),
-            reconcileQueue.createIfNotExists(),
-        ]).then(() => undefined),
+        table,
     };
 }
 
 /** Creates the table and queues the app needs if they are missing (idempotent). */
 export async function ensureStorage(): Promise<void> {
     appConfig();
-    await shared!.ready;
+    const state = shared!;
+    state.ready ??= Promise.all([
+        state.table.createTable(),
+        state.queue.createIfNotExists(),
+        state.poisonQueue.createIfNotExists(),
+        state.reconcileQueue.createIfNotExists(),
+    ]).then(
+        () => undefined,
+        (error: unknown) => {
+            state.ready = undefined;
+            throw error;
+        },
+    );
+    await state.ready;
 }
 
 export async function jobStore(): Promise<JobStore> {

@@ -1,6 +1,6 @@
 import type { JobRow, JobRowInput, JobState } from "../jobs/JobRow";
 import { formatJobKey } from "../jobs/JobRow";
-import { JobStateConflictError, type StoredJob } from "../jobs/JobStore";
+import { JobStateConflictError } from "../jobs/JobStore";
 import { NameDoesNotFitError } from "../naming/productNames";
 import { isSmartsheetError } from "../smartsheet/errors";
 import type { SmartsheetPort } from "../smartsheet/SmartsheetPort";
@@ -51,7 +51,7 @@ export async function runStep(
     const update = async (change: (row: JobRow) => JobRowInput | undefined, allowed: readonly JobState[] = from) =>
         (await deps.jobs.update(key, fenced(change), { from: allowed })).row;
 
-    let started: StoredJob["row"];
+    let started: JobRow;
     try {
         started = await update((row) => ({ ...row, lastProgressAt: deps.now().toISOString() }));
     } catch (error) {
