@@ -113,6 +113,9 @@ describe("provisioning end to end: local Functions host, Azurite, Smartsheet sim
             });
         }
         expect(e2e.sim.core.calls().byOperation.copySheet).toBe(21);
+        // The configuration is logged at start, the token never is.
+        expect(e2e.host.logs.some((line) => line.includes('Sheetwright configuration: {"SMARTSHEET_ACCESS_TOKEN":"(set)"'))).toBe(true);
+        expect(e2e.host.logs.filter((line) => line.includes(e2e.settings.SMARTSHEET_ACCESS_TOKEN!))).toEqual([]);
     });
 
     it("changes nothing when swept twice, every message is delivered three times and every activity runs twice", async () => {
