@@ -32,14 +32,7 @@ export interface ApiRow {
     cells: ApiCell[];
 }
 
-export interface ApiCrossSheetReference {
-    id: number;
-    name: string;
-    sourceSheetId: number;
-    startRowId?: number;
-    endRowId?: number;
-    startColumnId?: number;
-    endColumnId?: number;
+export interface ApiCrossSheetReference extends SimCrossSheetReference {
     status: "OK" | "BROKEN";
 }
 

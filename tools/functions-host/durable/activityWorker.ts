@@ -6,6 +6,7 @@ import type { HistoryEvent } from "./historyEvent";
 import { controlMessage, type WorkItemMessage } from "./messages";
 import type { DurableFunctionLookup } from "./orchestrationRunner";
 import type { ReceivedDurableMessage, TaskHub } from "./taskHub";
+import { drain } from "../util/drain";
 
 export type DuplicateActivities = "off" | "sequential" | "concurrent";
 
@@ -54,7 +55,7 @@ export class ActivityWorker {
     /** Stops taking work; activities still running after `drainMs` are left to run again after a restart. */
     async stop(drainMs: number): Promise<void> {
         await this.#loop.stop();
-        await Promise.race([Promise.allSettled([...this.#running]), new Promise((r) => setTimeout(r, drainMs))]);
+        await drain(this.#running, drainMs);
     }
 
     async #poll(): Promise<number> {

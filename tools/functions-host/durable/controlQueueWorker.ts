@@ -2,6 +2,7 @@ import type { HostLogger } from "../logger";
 import { PollLoop } from "../util/pollLoop";
 import type { OrchestrationRunner } from "./orchestrationRunner";
 import type { ReceivedDurableMessage, TaskHub } from "./taskHub";
+import { drain } from "../util/drain";
 
 export interface ControlQueueOptions {
     visibilityMs: number;
@@ -49,7 +50,7 @@ export class ControlQueueWorker {
         for (const hold of this.#holds) clearTimeout(hold);
         this.#holds.clear();
         await this.#loop.stop();
-        await Promise.race([Promise.allSettled([...this.#chains.values()]), new Promise((r) => setTimeout(r, drainMs))]);
+        await drain(this.#chains.values(), drainMs);
     }
 
     async #poll(): Promise<number> {

@@ -6,6 +6,7 @@ import type { HostLogger } from "../logger";
 import { isNotFound } from "../storage/storageAccount";
 import { PollLoop } from "../util/pollLoop";
 import type { RpcTypedData } from "../worker/coreTypes";
+import { drain } from "../util/drain";
 
 export interface QueueTriggerOptions {
     batchSize: number;
@@ -70,7 +71,7 @@ export class QueueTriggerListener {
 
     async stop(drainMs: number): Promise<void> {
         await this.#loop.stop();
-        await Promise.race([Promise.allSettled([...this.#inFlight]), new Promise((r) => setTimeout(r, drainMs))]);
+        await drain(this.#inFlight, drainMs);
     }
 
     async #poll(): Promise<number> {
