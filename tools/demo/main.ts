@@ -48,6 +48,10 @@ async function main(): Promise<void> {
     const started = Date.now();
     const logFile = path.join(os.tmpdir(), `sheetwright-demo-${process.pid}.log`);
     const log = createWriteStream(logFile);
+    // The app runs in this process: its own console lines belong in the log, not on the screen.
+    for (const level of ["log", "info", "warn", "error", "debug"] as const) {
+        console[level] = (...parts: unknown[]) => void log.write(`${parts.map(String).join(" ")}\n`);
+    }
     process.stdout.write(`${bold("Sheetwright demo")} — provisioning the sample product requests end to end\n`);
     process.stdout.write(dim(`Starting Azurite, the Smartsheet simulator and the local Functions host (log: ${logFile})…\n`));
 
