@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { formatJobKey, type JobKey, type JobRow } from "../jobs/JobRow";
+import { currentInstanceId, formatJobKey, type JobKey, type JobRow } from "../jobs/JobRow";
 import { JobExistsError, type StoredJob } from "../jobs/JobStore";
 import { instanceIdFor } from "../naming/instanceIds";
 import { cleanText, composeProductNames, NameDoesNotFitError } from "../naming/productNames";
@@ -7,6 +7,7 @@ import type { Orchestrations } from "../orchestration/Orchestrations";
 import type { Blueprint } from "../provisioning/Blueprint";
 import { prepareBlueprint } from "../provisioning/blueprintSource";
 import type { ProvisioningDeps } from "../provisioning/ProvisioningDeps";
+import { columnIdsByTitle } from "../smartsheet/columns";
 import type { Cell, Sheet } from "../smartsheet/model";
 import type { RowUpdate } from "../smartsheet/SmartsheetPort";
 import { IntakeColumns, IntakeStatus, isSheetwrightStatus } from "./intakeStatus";
@@ -161,7 +162,7 @@ export async function sweepIntake(deps: SweepDeps): Promise<SweepReport> {
     for (const job of await deps.jobs.listActive(pk, { states: ["queued"] })) {
         const key = { pk, rk: job.row.intakeRowId };
         if (report.queued.includes(formatJobKey(key))) continue;
-        if (await deps.orchestrations.status(job.row.instanceId ?? instanceIdFor(key, job.row.attempt))) continue;
+        if (await deps.orchestrations.status(currentInstanceId(job.row))) continue;
         await deps.enqueue(key);
         deps.log.info(`job ${formatJobKey(key)} queued with no orchestration: message sent again`);
         report.requeued.push(formatJobKey(key));
@@ -251,17 +252,11 @@ function statusOf(row: JobRow): string {
 type ColumnIds = Record<keyof typeof IntakeColumns, number>;
 
 function intakeColumns(sheet: Sheet): ColumnIds {
-    const ids = {} as ColumnIds;
-    const missing: string[] = [];
-    for (const [key, title] of Object.entries(IntakeColumns) as Array<[keyof typeof IntakeColumns, string]>) {
-        const column = sheet.columns.find((candidate) => candidate.title === title);
-        if (column) ids[key] = column.id;
-        else missing.push(title);
-    }
+    const { ids, missing } = columnIdsByTitle(sheet, IntakeColumns);
     if (missing.length > 0) {
         throw new Error(`The intake sheet ${sheet.id} has no ${missing.map((title) => `"${title}"`).join(", ")} column; add it back.`);
     }
-    return ids;
+    return ids as ColumnIds;
 }
 
 function readIntakeRow(rowId: number, rowNumber: number, cells: Cell[], columns: ColumnIds): IntakeRow {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { instanceIdFor } from "../naming/instanceIds";
 
 export const JobState = z.enum(["queued", "running", "parked", "done", "rejected"]);
 export type JobState = z.infer<typeof JobState>;
@@ -119,4 +120,9 @@ export function parseJobKey(text: string): JobKey | undefined {
 
 export function keyOf(row: Pick<JobRow, "intakeSheetId" | "intakeRowId">): JobKey {
     return { pk: row.intakeSheetId, rk: row.intakeRowId };
+}
+
+/** The instance that owns the job's current attempt. */
+export function currentInstanceId(row: Pick<JobRow, "intakeSheetId" | "intakeRowId" | "instanceId" | "attempt">): string {
+    return row.instanceId ?? instanceIdFor(keyOf(row), row.attempt);
 }

@@ -1,7 +1,6 @@
 import { odata, RestError, type TableClient, type TransactionAction } from "@azure/data-tables";
 import { z } from "zod";
-import { instanceIdFor } from "../naming/instanceIds";
-import { ACTIVE_STATES, formatJobKey, JobRow, JobState, type JobKey, type JobRowInput } from "./JobRow";
+import { ACTIVE_STATES, currentInstanceId, formatJobKey, JobRow, JobState, type JobKey, type JobRowInput } from "./JobRow";
 
 /** A job row as read, with the ETag a conditional write must name. */
 export interface StoredJob {
@@ -261,7 +260,7 @@ function indexEntity(row: JobRow) {
         jobRowKey: row.intakeRowId,
         state: row.state,
         lastProgressAt: row.lastProgressAt,
-        instanceId: row.instanceId ?? instanceIdFor({ pk: row.intakeSheetId, rk: row.intakeRowId }, row.attempt),
+        instanceId: currentInstanceId(row),
     };
 }
 

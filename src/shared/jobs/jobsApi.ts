@@ -7,7 +7,10 @@ export interface ApiResponse {
     jsonBody: unknown;
 }
 
-const problem = (status: number, message: string): ApiResponse => ({ status, jsonBody: { error: message } });
+/** An error answer: `{ error, ...extra }` with the status. */
+export function problem(status: number, message: string, extra: object = {}): ApiResponse {
+    return { status, jsonBody: { error: message, ...extra } };
+}
 
 export function present(row: JobRow) {
     return { jobKey: formatJobKey({ pk: row.intakeSheetId, rk: row.intakeRowId }), ...row };

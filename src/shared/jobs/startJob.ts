@@ -1,8 +1,7 @@
 import { OrchestrationNames } from "../provisioning/contracts";
-import { instanceIdFor } from "../naming/instanceIds";
 import { LIVE_STATUSES, type Orchestrations } from "../orchestration/Orchestrations";
 import type { Logger } from "../provisioning/ProvisioningDeps";
-import { formatJobKey, OPEN_STATES } from "./JobRow";
+import { currentInstanceId, formatJobKey, OPEN_STATES } from "./JobRow";
 import type { JobStore } from "./JobStore";
 import { parseProvisionMessage } from "./ProvisionMessage";
 
@@ -42,7 +41,7 @@ export async function startJob(deps: StarterDeps, entry: unknown): Promise<Start
         deps.log.info(`job ${jobKey} is ${row.state}; nothing to start`);
         return "nothing-to-do";
     }
-    const instanceId = row.instanceId ?? instanceIdFor(key, row.attempt);
+    const instanceId = currentInstanceId(row);
     const existing = await deps.orchestrations.status(instanceId);
     if (existing) {
         if (LIVE_STATUSES.includes(existing.runtimeStatus)) return "already-running";

@@ -1,4 +1,5 @@
-import { IntakeStatus } from "../intake/intakeStatus";
+import { IntakeColumns, IntakeStatus } from "../intake/intakeStatus";
+import { columnIdsByTitle } from "../smartsheet/columns";
 import { keyOf, type JobRow } from "../jobs/JobRow";
 import { transitionLine } from "../jobs/transitions";
 import type { SmartsheetPort } from "../smartsheet/SmartsheetPort";
@@ -130,9 +131,10 @@ export async function writeIntakeStatus(
     let folderColumnId = row.intakeFolderColumnId;
     if (!statusColumnId) {
         const sheet = await smartsheet.getSheet(Number(pk), { rowIds: [Number(rk)] });
-        statusColumnId = sheet.columns.find((column) => column.title === "Status")?.id;
-        folderColumnId = sheet.columns.find((column) => column.title === "Folder")?.id;
-        if (!statusColumnId) throw new Error(`The intake sheet has no "Status" column.`);
+        const { ids } = columnIdsByTitle(sheet, { status: IntakeColumns.status, folder: IntakeColumns.folder });
+        statusColumnId = ids.status;
+        folderColumnId = ids.folder;
+        if (!statusColumnId) throw new Error(`The intake sheet has no "${IntakeColumns.status}" column.`);
     }
     const cells = [{ columnId: statusColumnId, value: status }];
     if (folderLink && folderColumnId) cells.push({ columnId: folderColumnId, value: folderLink });

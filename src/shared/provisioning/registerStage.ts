@@ -1,3 +1,4 @@
+import { columnIdsByTitle } from "../smartsheet/columns";
 import type { Sheet } from "../smartsheet/model";
 import type { CellWrite } from "../smartsheet/SmartsheetPort";
 import type { StepInput, StepOutcome } from "./contracts";
@@ -69,13 +70,9 @@ export function registerDocumentRegister(deps: ProvisioningDeps, input: StepInpu
 }
 
 function columnsOf(index: Sheet): Record<keyof typeof FilingIndexColumns, number> {
-    const ids = {} as Record<keyof typeof FilingIndexColumns, number>;
-    for (const [key, title] of Object.entries(FilingIndexColumns) as Array<[keyof typeof FilingIndexColumns, string]>) {
-        const column = index.columns.find((candidate) => candidate.title === title);
-        if (!column) throw new NeedsPersonError(`The Filing Index sheet has no "${title}" column; add it back.`);
-        ids[key] = column.id;
-    }
-    return ids;
+    const { ids, missing } = columnIdsByTitle(index, FilingIndexColumns);
+    if (missing.length > 0) throw new NeedsPersonError(`The Filing Index sheet has no "${missing[0]}" column; add it back.`);
+    return ids as Record<keyof typeof FilingIndexColumns, number>;
 }
 
 export function cellText(value: string | number | boolean | undefined): string {

@@ -1,12 +1,12 @@
 import { IntakeStatus } from "../intake/intakeStatus";
-import { keyOf, OPEN_STATES, type JobRow, type JobState } from "../jobs/JobRow";
+import { currentInstanceId, keyOf, OPEN_STATES, type JobRow, type JobState } from "../jobs/JobRow";
 import { JobConcurrencyError, JobStateConflictError, type StoredJob } from "../jobs/JobStore";
 import { transitionLine } from "../jobs/transitions";
 import { instanceIdFor } from "../naming/instanceIds";
 import { LIVE_STATUSES, type OrchestrationState } from "../orchestration/Orchestrations";
 import { OrchestrationNames } from "../provisioning/contracts";
 import { alertOps, writeIntakeStatus } from "../provisioning/lifecycle";
-import { currentInstanceId, reconcileJobs, type RecoveryDeps } from "./reconcile";
+import { reconcileJobs, type RecoveryDeps } from "./reconcile";
 
 export interface ReaperReport {
     active: number;

@@ -1,7 +1,6 @@
-import { keyOf, type JobKey, type JobRow } from "../jobs/JobRow";
+import { ACTIVE_STATES, currentInstanceId, type JobKey } from "../jobs/JobRow";
 import { JobConcurrencyError, JobStateConflictError, type IndexEntry } from "../jobs/JobStore";
 import { transitionLine } from "../jobs/transitions";
-import { instanceIdFor } from "../naming/instanceIds";
 import type { OrchestrationState, Orchestrations } from "../orchestration/Orchestrations";
 import type { ProvisioningDeps } from "../provisioning/ProvisioningDeps";
 
@@ -14,11 +13,6 @@ export interface ReconcileReport {
     transitions: string[];
     /** Row keys of the jobs this run moved to done. */
     finished: Set<string>;
-}
-
-/** The instance that owns a job's current attempt. */
-export function currentInstanceId(row: JobRow): string {
-    return row.instanceId ?? instanceIdFor(keyOf(row), row.attempt);
 }
 
 /** The orchestration finished the job: it completed and said so in its output. */
@@ -43,7 +37,7 @@ export async function reconcileJobs(deps: RecoveryDeps, occasion: string, index?
         const instanceId = entry.instanceId;
         if (!finishedTheJob(await deps.orchestrations.status(instanceId))) continue;
         const stored = await deps.jobs.get(key);
-        if (!stored || currentInstanceId(stored.row) !== instanceId || !["queued", "running", "parked"].includes(stored.row.state)) continue;
+        if (!stored || currentInstanceId(stored.row) !== instanceId || !ACTIVE_STATES.includes(stored.row.state)) continue;
         const from = stored.row.state;
         try {
             await deps.jobs.replace(stored, { ...stored.row, state: "done", stage: "register", claims: {} }, { from: [from] });

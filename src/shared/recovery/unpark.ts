@@ -1,20 +1,18 @@
 import { z } from "zod";
-import type { ApiResponse } from "../jobs/jobsApi";
-import { formatJobKey, parseJobKey } from "../jobs/JobRow";
+import { problem, type ApiResponse } from "../jobs/jobsApi";
+import { currentInstanceId, formatJobKey, parseJobKey } from "../jobs/JobRow";
 import { JobConcurrencyError, JobStateConflictError } from "../jobs/JobStore";
 import { transitionLine } from "../jobs/transitions";
 import { instanceIdFor } from "../naming/instanceIds";
 import { LIVE_STATUSES } from "../orchestration/Orchestrations";
 import { OrchestrationNames, UNPARK_EVENT, type UnparkEvent } from "../provisioning/contracts";
-import { currentInstanceId, type RecoveryDeps } from "./reconcile";
+import type { RecoveryDeps } from "./reconcile";
 
 /** Optional body of `POST /api/jobs/{jobKey}/unpark`. */
 export const UnparkRequest = z.strictObject({
     by: z.string().trim().min(1).max(100).optional(),
     note: z.string().trim().max(500).optional(),
 });
-
-const problem = (status: number, message: string, extra: object = {}): ApiResponse => ({ status, jsonBody: { error: message, ...extra } });
 
 /**
  * Resumes a parked job. If its orchestration is waiting, the `unpark` event is raised and the
