@@ -46,6 +46,15 @@ export type Claim = z.infer<typeof Claim>;
 
 export const RemovedDuplicate = z.object({ sheetId: Id, name: z.string(), removedAt: Timestamp });
 
+/** Something the final audit removed: made by a write that landed late, and recorded nowhere on the row. */
+export const LateWriteRemoval = z.object({
+    kind: z.enum(["folder", "sheet", "filingRow"]),
+    id: Id,
+    name: z.string(),
+    removedAt: Timestamp,
+});
+export type LateWriteRemoval = z.infer<typeof LateWriteRemoval>;
+
 export const JobRow = z.object({
     /** PartitionKey. */
     intakeSheetId: DigitsKey,
@@ -89,10 +98,22 @@ export const JobRow = z.object({
     intakeStatusColumnId: Id.optional(),
     intakeFolderColumnId: Id.optional(),
     duplicatesRemoved: json(z.array(RemovedDuplicate)).default([]),
+    /**
+     * A write of this job went unanswered (or its run died holding a claim) and may still land
+     * until this instant: the final audit waits for it before the job may be done.
+     */
+    lateWritesUntil: Timestamp.optional(),
+    /** What the final audit removed because a late write made it (never anything recorded here). */
+    lateWritesRemoved: json(z.array(LateWriteRemoval)).default([]),
+    /** The orchestration waits on purpose (a durable timer) until then: not a lack of progress. */
+    quietUntil: Timestamp.optional(),
     parkReason: z.string().optional(),
     parkedAt: Timestamp.optional(),
-    /** Ops has been told about the current parking (log line and webhook). */
+    /** Ops has been told about the current parking: the webhook answered 2xx (or none is configured). */
     parkAlerted: z.boolean().default(false),
+    /** Tries to tell ops about the current parking, and the last failure. */
+    parkAlertAttempts: z.number().int().min(0).default(0),
+    parkAlertError: z.string().optional(),
     rejectReason: z.string().optional(),
     lastError: z.string().optional(),
     smartsheetCalls: z.number().int().min(0).default(0),

@@ -1,10 +1,12 @@
 import { IntakeColumns, IntakeStatus } from "../intake/intakeStatus";
 import { columnIdsByTitle } from "../smartsheet/columns";
-import { keyOf, type JobRow } from "../jobs/JobRow";
+import { formatJobKey, keyOf, type JobRow } from "../jobs/JobRow";
 import { transitionLine } from "../jobs/transitions";
 import type { SmartsheetPort } from "../smartsheet/SmartsheetPort";
 import type { BeginInput, EnterStageInput, ParkInput, StepInput, StepOutcome } from "./contracts";
-import { sendParkAlert } from "./parkAlert";
+import { tellOpsOfParking } from "./parkAlert";
+import { SupersededError } from "./errors";
+import { JobStateConflictError } from "../jobs/JobStore";
 import type { ProvisioningDeps } from "./ProvisioningDeps";
 import { runStep, type StepContext } from "./runStep";
 
@@ -55,8 +57,9 @@ export function completeJob(deps: ProvisioningDeps, input: StepInput): Promise<S
 }
 
 /**
- * A permanent failure: the job waits for a person. The row says why, the customer's intake row
- * says `Stalled — <reason>`, and ops gets an error log line and (if configured) a webhook call.
+ * A permanent failure: the job waits for a person. The row says why; ops is told first (an
+ * error line, then the webhook), since the customer's intake row may be the very thing that is
+ * broken; then the intake row says `Stalled — <reason>` if it can be written.
  */
 export function parkJob(deps: ProvisioningDeps, input: ParkInput): Promise<StepOutcome> {
     return runStep(
@@ -67,13 +70,24 @@ export function parkJob(deps: ProvisioningDeps, input: ParkInput): Promise<StepO
             const parked = await context.update((row) =>
                 row.state === "parked" && row.parkReason === input.reason
                     ? undefined
-                    : { ...row, state: "parked", stage: input.stage, parkReason: input.reason, parkedAt: deps.now().toISOString(), parkAlerted: false },
+                    : {
+                          ...row,
+                          state: "parked",
+                          stage: input.stage,
+                          parkReason: input.reason,
+                          parkedAt: deps.now().toISOString(),
+                          parkAlerted: false,
+                          parkAlertAttempts: 0,
+                          parkAlertError: undefined,
+                      },
             );
-            await recordIntakeStatus(deps, context, IntakeStatus.stalled(input.reason));
-            if (!parked.parkAlerted) {
-                await alertOps(deps, parked, transitionLine(input.jobKey, "running", "parked", input.reason));
-                await context.update((row) => ({ ...row, parkAlerted: true }));
-            }
+            if (!parked.parkAlerted) await tellOpsOfParking(deps, input.jobKey, transitionLine(input.jobKey, "running", "parked", input.reason));
+            await recordIntakeStatus(deps, context, IntakeStatus.stalled(input.reason)).catch((error: unknown) => {
+                if (error instanceof SupersededError || error instanceof JobStateConflictError) throw error;
+                deps.log.error(
+                    `job ${formatJobKey(input.jobKey)}: could not write the stall onto the intake row (${errorText(error)}); ops has been told`,
+                );
+            });
         },
         { from: ["running", "parked"] },
     );
@@ -101,12 +115,8 @@ export function resumeJob(deps: ProvisioningDeps, input: StepInput): Promise<Ste
     );
 }
 
-/** Ops hears of a parked job: an error line in the log and, when configured, the webhook. */
-export async function alertOps(deps: Pick<ProvisioningDeps, "config" | "log">, row: JobRow, line: string): Promise<void> {
-    deps.log.error(line);
-    await sendParkAlert(deps, row).catch((error: unknown) =>
-        deps.log.warn(`job ${row.intakeSheetId}-${row.intakeRowId}: the park alert webhook failed: ${String(error)}`),
-    );
+function errorText(error: unknown): string {
+    return error instanceof Error ? error.message : String(error);
 }
 
 async function recordIntakeStatus(deps: ProvisioningDeps, context: StepContext, status: string, folderLink?: string): Promise<void> {

@@ -1,5 +1,47 @@
-import { formatJobKey, type JobRow } from "../jobs/JobRow";
+import { formatJobKey, type JobKey, type JobRow } from "../jobs/JobRow";
+import { JobConcurrencyError, JobStateConflictError } from "../jobs/JobStore";
 import type { ProvisioningDeps } from "./ProvisioningDeps";
+
+/**
+ * Tells ops that a job is parked, before anything else that can fail (the intake row may be
+ * deleted or locked): an error line in the log every time, then the webhook if one is
+ * configured. `parkAlerted` is set only once the webhook answered 2xx (or when there is no
+ * webhook: the log line is then the alert); otherwise the failure is counted on the row and the
+ * reaper tries again. Returns whether ops was reached. `line` is the transition line to log.
+ */
+export async function tellOpsOfParking(
+    deps: Pick<ProvisioningDeps, "config" | "log" | "jobs">,
+    key: JobKey,
+    line: string,
+): Promise<boolean> {
+    const stored = await deps.jobs.get(key);
+    if (!stored || stored.row.state !== "parked") return false;
+    const row = stored.row;
+    deps.log.error(line);
+    let failure: string | undefined;
+    try {
+        await sendParkAlert(deps, row);
+    } catch (error) {
+        failure = error instanceof Error ? error.message : String(error);
+        deps.log.error(
+            `job ${formatJobKey(key)}: the park alert webhook failed (try ${row.parkAlertAttempts + 1}): ${failure}; ` +
+                `the reaper tries again on its next run`,
+        );
+    }
+    try {
+        await deps.jobs.update(
+            key,
+            (latest) =>
+                latest.parkedAt !== row.parkedAt
+                    ? undefined // a later parking: its own alert decides
+                    : { ...latest, parkAlerted: failure === undefined, parkAlertAttempts: latest.parkAlertAttempts + 1, parkAlertError: failure },
+            { from: ["parked"] },
+        );
+    } catch (error) {
+        if (!(error instanceof JobConcurrencyError || error instanceof JobStateConflictError)) throw error;
+    }
+    return failure === undefined;
+}
 
 /** POSTs a parked job to `ALERT_WEBHOOK_URL` (if set): enough for ops to act without digging. */
 export async function sendParkAlert(deps: Pick<ProvisioningDeps, "config">, row: JobRow): Promise<void> {
@@ -25,5 +67,6 @@ export async function sendParkAlert(deps: Pick<ProvisioningDeps, "config">, row:
         }),
         signal: AbortSignal.timeout(10_000),
     });
+    await response.body?.cancel();
     if (!response.ok) throw new Error(`the webhook answered ${response.status}`);
 }

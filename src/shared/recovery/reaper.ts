@@ -5,7 +5,8 @@ import { transitionLine } from "../jobs/transitions";
 import { instanceIdFor } from "../naming/instanceIds";
 import { LIVE_STATUSES, type OrchestrationState } from "../orchestration/Orchestrations";
 import { OrchestrationNames } from "../provisioning/contracts";
-import { alertOps, writeIntakeStatus } from "../provisioning/lifecycle";
+import { writeIntakeStatus } from "../provisioning/lifecycle";
+import { tellOpsOfParking } from "../provisioning/parkAlert";
 import { reconcileJobs, type RecoveryDeps } from "./reconcile";
 
 export interface ReaperReport {
@@ -62,12 +63,11 @@ async function takeOver(deps: RecoveryDeps, stored: StoredJob): Promise<string |
 
     // First fence the old instance out (its steps check the owner on every write), using the
     // ETag the staleness was judged on: if the job moved meanwhile, it is alive; leave it.
-    let next: StoredJob;
     try {
-        next = await deps.jobs.replace(
+        await deps.jobs.replace(
             stored,
             parking
-                ? { ...row, attempt, instanceId, state: "parked", parkReason: reason, parkedAt: now, parkAlerted: false, lastProgressAt: now }
+                ? { ...row, attempt, instanceId, state: "parked", parkReason: reason, parkedAt: now, parkAlerted: false, parkAlertAttempts: 0, parkAlertError: undefined, lastProgressAt: now }
                 : { ...row, attempt, instanceId, recoveries: row.recoveries + 1, lastProgressAt: now, lastError: `taken over: ${why}` },
             { from: [row.state] },
         );
@@ -87,17 +87,25 @@ async function takeOver(deps: RecoveryDeps, stored: StoredJob): Promise<string |
     let line: string;
     if (parking) {
         line = transitionLine(key, row.state, "parked", reason);
+        // Ops first: the intake row may be the very thing that is broken.
+        await tellOpsOfParking(deps, key, line);
         const spent = deps.smartsheet.withOwnTally();
         try {
-            const columns = await writeIntakeStatus(spent, next.row, IntakeStatus.stalled(reason));
-            next = await deps.jobs.replace(next, { ...next.row, intakeStatus: IntakeStatus.stalled(reason), ...columns }, { from: ["parked"] });
+            const latest = await deps.jobs.require(key);
+            const columns = await writeIntakeStatus(spent, latest.row, IntakeStatus.stalled(reason));
+            await deps.jobs.update(
+                key,
+                (current) => ({
+                    ...current,
+                    intakeStatus: IntakeStatus.stalled(reason),
+                    ...columns,
+                    smartsheetCalls: current.smartsheetCalls + spent.calls().total,
+                }),
+                { from: ["parked"] },
+            );
         } catch (error) {
-            deps.log.warn(`job ${key.pk}-${key.rk}: could not write the stall to the intake row: ${String(error)}`);
+            deps.log.error(`job ${key.pk}-${key.rk}: could not write the stall onto the intake row: ${String(error)}; ops has been told`);
         }
-        await alertOps(deps, next.row, line);
-        await deps.jobs
-            .update(key, (latest) => ({ ...latest, parkAlerted: true, smartsheetCalls: latest.smartsheetCalls + spent.calls().total }), { from: ["parked"] })
-            .catch(() => undefined);
     } else {
         line = transitionLine(key, row.state, row.state, `recovery ${row.recoveries + 1}/${deps.config.MAX_RECOVERIES}: ${why}; ${instanceId} continues from the row`);
         deps.log.warn(line);
