@@ -140,6 +140,16 @@ export class Workspace {
         this.sheets.delete(id);
     }
 
+    /** Deletes a folder with everything in it, as Smartsheet does. */
+    deleteFolder(id: number): void {
+        this.folder(id);
+        for (const child of this.children(id)) {
+            if ("kind" in child) this.deleteFolder(child.id);
+            else this.sheets.delete(child.id);
+        }
+        this.containers.delete(id);
+    }
+
     /** Records a change to a sheet: a new version and modification time. */
     touch(sheet: SimSheet): number {
         sheet.version += 1;

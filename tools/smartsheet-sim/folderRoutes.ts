@@ -39,6 +39,11 @@ export function createFolder({ workspace, config, id, body }: RouteContext): unk
     return success({ id: folder.id, name: folder.name, permalink: folder.permalink });
 }
 
+export function deleteFolder({ workspace, id }: RouteContext): unknown {
+    workspace.deleteFolder(id("folderId"));
+    return success();
+}
+
 function encodeLastKey(folderId: number, seq: number): string {
     return Buffer.from(`${folderId}.${seq}`).toString("base64url");
 }

@@ -1,7 +1,7 @@
 import { updateColumn } from "./columnRoutes";
 import { createCrossSheetReference, getCrossSheetReference, listCrossSheetReferences } from "./crossSheetReferenceRoutes";
-import { createFolder, getFolderChildren } from "./folderRoutes";
-import { addRows, updateRows } from "./rowRoutes";
+import { createFolder, deleteFolder, getFolderChildren } from "./folderRoutes";
+import { addRows, deleteRows, updateRows } from "./rowRoutes";
 import { copySheet, deleteSheet, getSheet, updateSheet } from "./sheetRoutes";
 import type { RouteHandler } from "./RouteContext";
 import type { SimOperation } from "./SimOperation";
@@ -23,12 +23,14 @@ export type RouteMatch =
 const ROUTES: Route[] = [
     route("GET", "/folders/:folderId/children", "getFolderChildren", getFolderChildren),
     route("POST", "/folders/:folderId/folders", "createFolder", createFolder),
+    route("DELETE", "/folders/:folderId", "deleteFolder", deleteFolder),
     route("POST", "/sheets/:sheetId/copy", "copySheet", copySheet),
     route("GET", "/sheets/:sheetId", "getSheet", getSheet),
     route("PUT", "/sheets/:sheetId", "updateSheet", updateSheet),
     route("DELETE", "/sheets/:sheetId", "deleteSheet", deleteSheet),
     route("POST", "/sheets/:sheetId/rows", "addRows", addRows),
     route("PUT", "/sheets/:sheetId/rows", "updateRows", updateRows),
+    route("DELETE", "/sheets/:sheetId/rows", "deleteRows", deleteRows),
     route("PUT", "/sheets/:sheetId/columns/:columnId", "updateColumn", updateColumn),
     route("GET", "/sheets/:sheetId/crosssheetreferences", "listCrossSheetReferences", listCrossSheetReferences),
     route("POST", "/sheets/:sheetId/crosssheetreferences", "createCrossSheetReference", createCrossSheetReference),

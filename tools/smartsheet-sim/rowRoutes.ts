@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { apiErrors } from "./ApiError";
 import { JsonId, parseBody } from "./parseBody";
+import { boolParam, idListParam } from "./queryParams";
 import { renderRows } from "./render";
 import { success, type RouteContext } from "./RouteContext";
 import type { CellValue, SimCell, SimColumn, SimRow, SimSheet } from "./model";
@@ -55,6 +56,20 @@ export function addRows({ workspace, id, body }: RouteContext): unknown {
     });
     sheet.rows.splice(placement.index, 0, ...created);
     return success(renderRows(sheet, created), sheet.version);
+}
+
+/** `DELETE /sheets/{id}/rows?ids=…[&ignoreRowsNotFound=true]`: an unknown id is 404 unless ignored. */
+export function deleteRows({ workspace, id, query }: RouteContext): unknown {
+    const sheet = workspace.sheet(id("sheetId"));
+    const ids = idListParam(query, "ids");
+    if (!ids || ids.length === 0) throw apiErrors.missingAttribute("ids");
+    const ignoreMissing = boolParam(query, "ignoreRowsNotFound") ?? false;
+    const present = new Set(sheet.rows.map((row) => row.id));
+    if (!ignoreMissing && ids.some((rowId) => !present.has(rowId))) throw apiErrors.notFound();
+    const doomed = new Set(ids.filter((rowId) => present.has(rowId)));
+    sheet.rows = sheet.rows.filter((row) => !doomed.has(row.id));
+    workspace.touch(sheet);
+    return success([...doomed], sheet.version);
 }
 
 export function updateRows({ workspace, id, body }: RouteContext): unknown {
