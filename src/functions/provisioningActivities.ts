@@ -12,6 +12,7 @@ import {
     type StepOutcome,
 } from "../shared/provisioning/contracts";
 import { beginAttempt, completeJob, enterStage, parkJob, resumeJob } from "../shared/provisioning/lifecycle";
+import { auditProduct } from "../shared/provisioning/finalAudit";
 import type { ProvisioningDeps } from "../shared/provisioning/ProvisioningDeps";
 import { registerDocumentRegister } from "../shared/provisioning/registerStage";
 import { remapReferences, stampSummary } from "../shared/provisioning/renameStage";
@@ -30,6 +31,7 @@ activity(ActivityNames.verifyCopies, StepInput, verifyCopies);
 activity(ActivityNames.remapReferences, StepInput, remapReferences);
 activity(ActivityNames.stampSummary, StepInput, stampSummary);
 activity(ActivityNames.registerDocumentRegister, StepInput, registerDocumentRegister);
+activity(ActivityNames.auditProduct, StepInput, auditProduct);
 activity(ActivityNames.completeJob, StepInput, completeJob);
 activity(ActivityNames.parkJob, ParkInput, parkJob);
 activity(ActivityNames.resumeJob, StepInput, resumeJob);

@@ -97,9 +97,18 @@ export function provisionProduct(policy: RetryPolicy): OrchestrationHandler {
         function* registerStage(): Generator<Task, StageResult, unknown> {
             const outcome = yield* call(ActivityNames.enterStage, { stage: "register" });
             if (outcome.outcome !== "done") return outcome;
-            // Wire the Document Register into the filing index, then tell the customer.
+            // Wire the Document Register into the filing index.
             const registered = yield* call(ActivityNames.registerDocumentRegister);
             if (registered.outcome !== "done") return registered;
+            // A write that went unanswered may still land: audit the product once that can no longer happen.
+            for (;;) {
+                const audited = yield* call(ActivityNames.auditProduct);
+                if (audited.outcome !== "done") return audited;
+                if (!audited.waitUntil) break;
+                log(`waiting until ${audited.waitUntil} for late writes before the final audit`);
+                yield context.df.createTimer(new Date(audited.waitUntil));
+            }
+            // Then tell the customer.
             return yield* call(ActivityNames.completeJob);
         }
 

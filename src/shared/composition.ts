@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { InvocationContext } from "@azure/functions";
 import type * as df from "durable-functions";
-import { loadConfig, type Config } from "./config";
+import { loadConfig, timingOf, type Config } from "./config";
 import { functionTimeoutMs } from "./hostTimeout";
 import type { SweepDeps } from "./intake/intakeSweep";
 import { JobStore } from "./jobs/JobStore";
@@ -47,6 +47,7 @@ function build(config: Config): Shared {
         baseUrl: config.SMARTSHEET_BASE_URL,
         requestsPerMinute: config.SMARTSHEET_REQUESTS_PER_MINUTE,
         callTimeoutMs: config.SMARTSHEET_CALL_TIMEOUT_SECONDS * 1000,
+        rateLimitBackoff: { baseMs: 2_000, maxMs: 60_000, maxTotalMs: config.SMARTSHEET_RATE_LIMIT_RETRY_SECONDS * 1000 },
         log: (message) => console.warn(message),
     });
     return {
@@ -105,12 +106,7 @@ export async function provisioningDeps(context: InvocationContext): Promise<Prov
         now: () => new Date(),
         sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
         newRunId: () => randomUUID(),
-        timing: {
-            settleMs: config.COPY_SETTLE_SECONDS * 1000,
-            // One write, then a settle and a look: the longest a live run can hold a claim.
-            claimTtlMs: (2 * config.SMARTSHEET_CALL_TIMEOUT_SECONDS + config.COPY_SETTLE_SECONDS) * 1000,
-            claimPollMs: 1000,
-        },
+        timing: { ...timingOf(config), claimPollMs: 1000 },
     };
 }
 

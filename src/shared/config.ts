@@ -14,6 +14,12 @@ const wholeNumber = (min: number, max: number) =>
         .min(min, `expected a whole number from ${min} to ${max}`)
         .max(max, `expected a whole number from ${min} to ${max}`);
 
+const seconds = (min: number, max: number) =>
+    z.coerce
+        .number({ error: `expected seconds from ${min} to ${max}` })
+        .min(min, `expected seconds from ${min} to ${max}`)
+        .max(max, `expected seconds from ${min} to ${max}`);
+
 const tableName = z
     .string()
     .regex(/^[A-Za-z][A-Za-z0-9]{2,62}$/, "expected 3–63 letters and digits, starting with a letter (Azure Table rules)");
@@ -55,7 +61,12 @@ export const SETTINGS = {
     MAX_RECOVERIES: "recoveries before a job is parked for a person",
     SMARTSHEET_REQUESTS_PER_MINUTE: "request pacing per token",
     SMARTSHEET_CALL_TIMEOUT_SECONDS: "client-side timeout of one Smartsheet request",
+    SMARTSHEET_RATE_LIMIT_RETRY_SECONDS:
+        "longest one request waits for the rate limit (pacing and every 429 back-off) before it gives up unsent",
     COPY_SETTLE_SECONDS: "wait after an ambiguous copy failure before listing the folder again",
+    LATE_WRITE_HORIZON_SECONDS:
+        "how long after it was claimed an unanswered write may still land in Smartsheet; a job with one is done only after a final audit once this has passed (default: the rate-limit retry time + the call timeout + 120 s)",
+    MAX_CLOCK_SKEW_SECONDS: "largest clock difference between two instances of the app that the timing checks allow for",
     STEP_RETRY_FIRST_SECONDS: "first retry delay of a step that failed transiently (doubles each time)",
     STEP_RETRY_MAX_SECONDS: "longest delay between two retries of a step",
     STEP_RETRY_ATTEMPTS: "attempts of a step before its orchestration gives up (the reaper then recovers it)",
@@ -88,7 +99,10 @@ export const Config = z.object({
     MAX_RECOVERIES: wholeNumber(1, 100).default(3),
     SMARTSHEET_REQUESTS_PER_MINUTE: wholeNumber(1, 10_000).default(300),
     SMARTSHEET_CALL_TIMEOUT_SECONDS: wholeNumber(1, 600).default(60),
+    SMARTSHEET_RATE_LIMIT_RETRY_SECONDS: seconds(1, 3600).default(120),
     COPY_SETTLE_SECONDS: wholeNumber(0, 600).default(10),
+    LATE_WRITE_HORIZON_SECONDS: seconds(0.1, 24 * 3600).optional(),
+    MAX_CLOCK_SKEW_SECONDS: seconds(0, 600).default(30),
     STEP_RETRY_FIRST_SECONDS: wholeNumber(1, 600).default(5),
     STEP_RETRY_MAX_SECONDS: wholeNumber(1, 600).default(60),
     STEP_RETRY_ATTEMPTS: wholeNumber(1, 20).default(5),
@@ -134,13 +148,57 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, host?: HostLimi
               return `${name}: ${issue.message}${meaning}`;
           });
     // The timing checks need only the timing settings: report them even when others are wrong.
-    const timing = Config.pick({ STALE_AFTER_MINUTES: true, SMARTSHEET_CALL_TIMEOUT_SECONDS: true }).safeParse(input);
+    const timing = Config.pick(TIMING_SETTINGS).safeParse(input);
     if (host && timing.success) problems.push(...limitProblems(timing.data, host));
     if (parsed.success && problems.length === 0) return parsed.data;
     throw new ConfigError(problems.map((problem) => (secret ? problem.split(secret).join("***") : problem)));
 }
 
-function limitProblems(config: Pick<Config, "STALE_AFTER_MINUTES" | "SMARTSHEET_CALL_TIMEOUT_SECONDS">, host: HostLimits): string[] {
+const TIMING_SETTINGS = {
+    STALE_AFTER_MINUTES: true,
+    SMARTSHEET_CALL_TIMEOUT_SECONDS: true,
+    SMARTSHEET_RATE_LIMIT_RETRY_SECONDS: true,
+    COPY_SETTLE_SECONDS: true,
+    LATE_WRITE_HORIZON_SECONDS: true,
+    MAX_CLOCK_SKEW_SECONDS: true,
+    STEP_RETRY_MAX_SECONDS: true,
+} as const;
+
+type TimingSettings = Pick<Config, keyof typeof TIMING_SETTINGS>;
+
+/** The durations the exactly-once design rests on, derived from the settings. */
+export interface Timing {
+    /** From a write's claim to its last possible answer: rate-limit waits and re-sends, then the call timeout. */
+    writeLifetimeMs: number;
+    /** How long a claim protects a write in flight, seen from another instance's clock. */
+    claimTtlMs: number;
+    /** How long after its claim an unanswered write may still land in Smartsheet. */
+    lateWriteHorizonMs: number;
+    settleMs: number;
+}
+
+/** Smartsheet abandons a request it cannot finish (500/4002, its own server timeout); this is the margin for it. */
+const SMARTSHEET_SERVER_MARGIN_MS = 120_000;
+
+export function timingOf(config: TimingSettings): Timing {
+    const writeLifetimeMs = (config.SMARTSHEET_RATE_LIMIT_RETRY_SECONDS + config.SMARTSHEET_CALL_TIMEOUT_SECONDS) * 1000;
+    const settleMs = config.COPY_SETTLE_SECONDS * 1000;
+    return {
+        writeLifetimeMs,
+        claimTtlMs: writeLifetimeMs + settleMs + config.MAX_CLOCK_SKEW_SECONDS * 1000,
+        lateWriteHorizonMs:
+            config.LATE_WRITE_HORIZON_SECONDS !== undefined
+                ? config.LATE_WRITE_HORIZON_SECONDS * 1000
+                : writeLifetimeMs + SMARTSHEET_SERVER_MARGIN_MS,
+        settleMs,
+    };
+}
+
+/**
+ * The clock margins: staleness and claim freshness compare timestamps written by different
+ * instances, so every comparison leaves room for MAX_CLOCK_SKEW_SECONDS.
+ */
+function limitProblems(config: TimingSettings, host: HostLimits): string[] {
     const timeout = host.functionTimeoutMs;
     if (timeout === undefined) {
         return [
@@ -149,17 +207,33 @@ function limitProblems(config: Pick<Config, "STALE_AFTER_MINUTES" | "SMARTSHEET_
         ];
     }
     const problems: string[] = [];
-    const shown = `${Math.round(timeout / 1000)} s`;
-    if (config.STALE_AFTER_MINUTES * 60_000 <= timeout) {
+    const shown = (ms: number) => `${Math.round(ms / 100) / 10} s`;
+    const timing = timingOf(config);
+    const quietMs = timeout + config.STEP_RETRY_MAX_SECONDS * 1000 + config.MAX_CLOCK_SKEW_SECONDS * 1000;
+    if (config.STALE_AFTER_MINUTES * 60_000 <= quietMs) {
         problems.push(
-            `STALE_AFTER_MINUTES: ${config.STALE_AFTER_MINUTES} minutes is not longer than the host's functionTimeout ` +
-                `(${shown}); the reaper could take a job from a live worker. Raise it above ${timeout / 60_000} minutes.`,
+            `STALE_AFTER_MINUTES: ${config.STALE_AFTER_MINUTES} minutes is not longer than the host's functionTimeout (${shown(timeout)}) ` +
+                `+ the longest step retry delay (STEP_RETRY_MAX_SECONDS, ${config.STEP_RETRY_MAX_SECONDS} s) + the clock skew allowed ` +
+                `(MAX_CLOCK_SKEW_SECONDS, ${config.MAX_CLOCK_SKEW_SECONDS} s) = ${shown(quietMs)}, the longest a live job can go without ` +
+                `progress; the reaper could take a job from a live worker. Raise it above ${Math.ceil(quietMs / 6_000) / 10} minutes.`,
         );
     }
     if (config.SMARTSHEET_CALL_TIMEOUT_SECONDS * 1000 >= timeout) {
         problems.push(
             `SMARTSHEET_CALL_TIMEOUT_SECONDS: ${config.SMARTSHEET_CALL_TIMEOUT_SECONDS} s is not shorter than the host's ` +
-                `functionTimeout (${shown}); a hung call would outlive its activity.`,
+                `functionTimeout (${shown(timeout)}); a hung call would outlive its activity.`,
+        );
+    } else if (timing.writeLifetimeMs + timing.settleMs >= timeout) {
+        problems.push(
+            `SMARTSHEET_RATE_LIMIT_RETRY_SECONDS: one write may take ${shown(timing.writeLifetimeMs)} (rate-limit retries ` +
+                `${config.SMARTSHEET_RATE_LIMIT_RETRY_SECONDS} s + call timeout ${config.SMARTSHEET_CALL_TIMEOUT_SECONDS} s) and then settle ` +
+                `${config.COPY_SETTLE_SECONDS} s, which does not fit in the host's functionTimeout (${shown(timeout)}); lower it.`,
+        );
+    }
+    if (timing.lateWriteHorizonMs < timing.writeLifetimeMs) {
+        problems.push(
+            `LATE_WRITE_HORIZON_SECONDS: ${config.LATE_WRITE_HORIZON_SECONDS} s is shorter than one write may take from its claim ` +
+                `(${shown(timing.writeLifetimeMs)}: rate-limit retries + call timeout); a write could land after the final audit.`,
         );
     }
     return problems;

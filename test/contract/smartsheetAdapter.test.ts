@@ -157,6 +157,22 @@ describe("SdkSmartsheet against the simulator, through the official SDK", () => 
         expect(smartsheet.calls()).toMatchObject({ total: 3, rateLimited: 2, byOperation: { copySheet: 3 } });
     });
 
+    it("gives up on a copy still refused with 429 when its rate-limit time is spent: transient, never sent again, nothing made", async () => {
+        const { sim } = context;
+        sim.core.setFaults([{ op: "copySheet", kind: "rate429", times: 20 }]);
+        // Back-offs of 100, 200, 400, 800 ms: the fifth send would start after the 1 s budget.
+        const smartsheet = adapter(sim, { rateLimitBackoff: { baseMs: 100, maxMs: 1_000, maxTotalMs: 1_000 } });
+        const { template, industrialFolderId } = anchors(sim);
+        const error = await smartsheet
+            .copySheet(template("Suppliers").id, { destinationFolderId: industrialFolderId, newName: "SPENT - Suppliers", include: [] })
+            .catch((caught: unknown) => caught);
+        expect(error).toBeInstanceOf(TransientSmartsheetError);
+        expect(error).not.toBeInstanceOf(AmbiguousWriteError);
+        expect(sheetsNamed(sim, "SPENT - Suppliers")).toEqual([]);
+        expect(sim.core.calls().log.filter((call) => call.op === "copySheet").every((call) => call.status === 429)).toBe(true);
+        expect(smartsheet.calls().byOperation.copySheet).toBeLessThanOrEqual(4);
+    });
+
     it("re-sends an idempotent read after a 4002, and gives up with a transient error when it persists", async () => {
         const { sim } = context;
         const smartsheet = adapter(sim);

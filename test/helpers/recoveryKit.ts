@@ -3,12 +3,16 @@ import { startE2E, waitFor, type E2E, type E2EOptions } from "./e2e";
 import { inspectProduct } from "./inspectProduct";
 
 /**
- * Time, shrunk: a worker may run 8 s (functionTimeout), a Smartsheet call 5 s, and a job
- * without progress for 12 s is the reaper's, which looks every 2 s.
+ * Time, shrunk: a worker may run 8 s (functionTimeout), a Smartsheet call 5 s (1.5 s more of
+ * rate-limit waits), a write may land up to 8 s after its claim, clocks differ by up to 1 s, and
+ * a job without progress for 12 s is the reaper's, which looks every 2 s.
  */
 export const FAST_RECOVERY = {
     AzureFunctionsJobHost__functionTimeout: "00:00:08",
     SMARTSHEET_CALL_TIMEOUT_SECONDS: "5",
+    SMARTSHEET_RATE_LIMIT_RETRY_SECONDS: "1.5",
+    LATE_WRITE_HORIZON_SECONDS: "8",
+    MAX_CLOCK_SKEW_SECONDS: "1",
     STALE_AFTER_MINUTES: "0.2",
     REAPER_SCHEDULE: "*/2 * * * * *",
     STEP_RETRY_ATTEMPTS: "2",

@@ -4,20 +4,31 @@ import type { StepOutcome } from "../../src/shared/provisioning/contracts";
 import { copyTemplateSheet, ensureProductFolder, verifyCopies } from "../../src/shared/provisioning/copyStage";
 import { beginAttempt, completeJob, enterStage } from "../../src/shared/provisioning/lifecycle";
 import type { ProvisioningDeps } from "../../src/shared/provisioning/ProvisioningDeps";
+import { auditProduct } from "../../src/shared/provisioning/finalAudit";
 import { registerDocumentRegister } from "../../src/shared/provisioning/registerStage";
 import { remapReferences, stampSummary } from "../../src/shared/provisioning/renameStage";
 
 /**
  * The orchestration's happy path as plain calls, for testing the steps without Durable
- * Functions. `times` runs every step that many times in a row (at-least-once delivery).
+ * Functions. `times` runs every step that many times in a row (at-least-once delivery);
+ * `retries` runs a step that threw (a transient failure) again, as the retry policy does.
  */
-export async function runSteps(deps: ProvisioningDeps, key: JobKey, options: { times?: number } = {}): Promise<StepOutcome[]> {
+export async function runSteps(deps: ProvisioningDeps, key: JobKey, options: { times?: number; retries?: number } = {}): Promise<StepOutcome[]> {
     const stored = await deps.jobs.require(key);
     const step = { jobKey: key, instanceId: stored.row.instanceId! };
     const outcomes: StepOutcome[] = [];
+    const retried = async (once: () => Promise<StepOutcome>): Promise<StepOutcome> => {
+        for (let attempt = 0; ; attempt++) {
+            try {
+                return await once();
+            } catch (error) {
+                if (attempt >= (options.retries ?? 0)) throw error;
+            }
+        }
+    };
     const run = async (once: () => Promise<StepOutcome>) => {
         let last: StepOutcome | undefined;
-        for (let i = 0; i < (options.times ?? 1); i++) last = await once();
+        for (let i = 0; i < (options.times ?? 1); i++) last = await retried(once);
         outcomes.push(last!);
         if (last!.outcome !== "done") throw new Error(`step stopped: ${JSON.stringify(last)}`);
         return last!;
@@ -33,6 +44,11 @@ export async function runSteps(deps: ProvisioningDeps, key: JobKey, options: { t
     await run(() => stampSummary(deps, step));
     await run(() => enterStage(deps, { ...step, stage: "register" }));
     await run(() => registerDocumentRegister(deps, step));
+    for (;;) {
+        const audited = await run(() => auditProduct(deps, step));
+        if (audited.outcome !== "done" || !audited.waitUntil) break;
+        await deps.sleep(Math.max(0, Date.parse(audited.waitUntil) - deps.now().getTime()));
+    }
     await run(() => completeJob(deps, step));
     return outcomes;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, describeConfig, loadConfig } from "../../src/shared/config";
+import { ConfigError, describeConfig, loadConfig, timingOf } from "../../src/shared/config";
 import { functionTimeoutMs, parseTimeSpan } from "../../src/shared/hostTimeout";
 
 const TOKEN = "tok_9f8e7d6c5b4a39281706f5e4d3c2b1a0SECRET";
@@ -116,7 +116,29 @@ describe("the reaper's window against the host's functionTimeout", () => {
             }
         })();
         expect(error).toBeInstanceOf(ConfigError);
-        expect(error?.problems).toEqual([expect.stringMatching(/^STALE_AFTER_MINUTES: 10 minutes is not longer than the host's functionTimeout \(600 s\).*Raise it above 10 minutes/)]);
+        expect(error?.problems).toEqual([
+            expect.stringMatching(
+                /^STALE_AFTER_MINUTES: 10 minutes is not longer than the host's functionTimeout \(600 s\) \+ the longest step retry delay \(STEP_RETRY_MAX_SECONDS, 60 s\) \+ the clock skew allowed \(MAX_CLOCK_SKEW_SECONDS, 30 s\) = 690 s.*Raise it above 11.5 minutes/,
+            ),
+        ]);
+    });
+
+    it("leaves room for clock skew between instances: a window only just above functionTimeout and the retry delay is refused", () => {
+        // 10 min functionTimeout + 60 s retry delay = 11 min: 11.2 min leaves 12 s, less than the 30 s of skew allowed.
+        expect(() => loadConfig({ ...valid, STALE_AFTER_MINUTES: "11.2" }, tenMinutes)).toThrow(/STALE_AFTER_MINUTES: 11.2 minutes/);
+        expect(loadConfig({ ...valid, STALE_AFTER_MINUTES: "11.2", MAX_CLOCK_SKEW_SECONDS: "5" }, tenMinutes).STALE_AFTER_MINUTES).toBe(11.2);
+    });
+
+    it("refuses a write that cannot finish inside one activity: rate-limit retries + call timeout + settle ≥ functionTimeout", () => {
+        expect(() => loadConfig({ ...valid, SMARTSHEET_RATE_LIMIT_RETRY_SECONDS: "550" }, tenMinutes)).toThrow(
+            /SMARTSHEET_RATE_LIMIT_RETRY_SECONDS: one write may take 610 s \(rate-limit retries 550 s \+ call timeout 60 s\) and then settle 10 s/,
+        );
+    });
+
+    it("refuses a late-write horizon shorter than one write may take from its claim", () => {
+        expect(() => loadConfig({ ...valid, LATE_WRITE_HORIZON_SECONDS: "100" }, tenMinutes)).toThrow(
+            /LATE_WRITE_HORIZON_SECONDS: 100 s is shorter than one write may take from its claim \(180 s/,
+        );
     });
 
     it("refuses an unlimited functionTimeout, and a Smartsheet call timeout a worker cannot outlive", () => {
@@ -133,5 +155,16 @@ describe("the reaper's window against the host's functionTimeout", () => {
         expect(functionTimeoutMs({})).toBe(600_000);
         expect(functionTimeoutMs({ AzureFunctionsJobHost__functionTimeout: "00:00:05" })).toBe(5_000);
         expect(functionTimeoutMs({ AzureFunctionsJobHost__functionTimeout: "-1" })).toBeUndefined();
+    });
+});
+
+describe("timing derived from the settings", () => {
+    it("gives a claim the whole lifetime of one write — rate-limit waits and re-sends, the call timeout, the settle — plus clock skew", () => {
+        const config = loadConfig(valid);
+        expect(timingOf(config)).toEqual({ writeLifetimeMs: 180_000, claimTtlMs: 220_000, lateWriteHorizonMs: 300_000, settleMs: 10_000 });
+    });
+
+    it("takes LATE_WRITE_HORIZON_SECONDS as set, in seconds with decimals", () => {
+        expect(timingOf(loadConfig({ ...valid, LATE_WRITE_HORIZON_SECONDS: "400.5" })).lateWriteHorizonMs).toBe(400_500);
     });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { RateLimiter, type Clock } from "../../src/shared/smartsheet/RateLimiter";
+import { RateLimiter, RateLimitWaitTooLongError, type Clock } from "../../src/shared/smartsheet/RateLimiter";
 
 /** A clock whose sleeps advance time instantly and are recorded. */
 function fakeClock(): Clock & { slept: number[] } {
@@ -57,5 +57,25 @@ describe("RateLimiter", () => {
 
     it("rejects a limit that cannot pace anything", () => {
         expect(() => new RateLimiter(0)).toThrow("Expected `limit` to be a positive integer.");
+    });
+
+    it("refuses, unsent and uncounted, a request the limit would hold back past its deadline, and serves the next caller", async () => {
+        const clock = fakeClock();
+        const limiter = new RateLimiter(2, 1_000, clock);
+        await limiter.acquire();
+        await limiter.acquire();
+        await expect(limiter.acquire(500)).rejects.toBeInstanceOf(RateLimitWaitTooLongError);
+        expect(clock.slept).toEqual([]);
+        await limiter.acquire(1_000);
+        expect(clock.slept).toEqual([1_000]);
+    });
+
+    it("counts a pause after a 429 against the deadline too", async () => {
+        const clock = fakeClock();
+        const limiter = new RateLimiter(300, 60_000, clock);
+        limiter.pauseFor(5_000);
+        await expect(limiter.acquire(4_000)).rejects.toThrow(/past its deadline/);
+        await limiter.acquire(5_000);
+        expect(clock.slept).toEqual([5_000]);
     });
 });

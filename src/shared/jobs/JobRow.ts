@@ -94,6 +94,8 @@ export const JobRow = z.object({
     registerRowId: Id.optional(),
     /** The last status written to the intake row, so the same status is never written twice. */
     intakeStatus: z.string().optional(),
+    /** Why the last status could not be written onto the intake row (deleted, locked…); the job went on. */
+    intakeStatusError: z.string().optional(),
     /** Ids of the intake sheet's `Status` and `Folder` columns, as the sweep found them. */
     intakeStatusColumnId: Id.optional(),
     intakeFolderColumnId: Id.optional(),

@@ -23,9 +23,11 @@ export interface ProvisioningDeps {
     timing: {
         /** After an ambiguous write: how long to wait before looking whether it happened. */
         settleMs: number;
-        /** How long a claim protects a write in flight (longer than one Smartsheet call can take). */
+        /** How long a claim protects a write in flight: the whole time one write can take, plus clock skew. */
         claimTtlMs: number;
         /** How often a run waiting for another run's claim looks at the row again. */
         claimPollMs: number;
+        /** How long after its claim an unanswered write may still land in Smartsheet. */
+        lateWriteHorizonMs: number;
     };
 }

@@ -10,6 +10,7 @@ export const ActivityNames = {
     remapReferences: "remapReferences",
     stampSummary: "stampSummary",
     registerDocumentRegister: "registerDocumentRegister",
+    auditProduct: "auditProduct",
     enterStage: "enterStage",
     completeJob: "completeJob",
     parkJob: "parkJob",
@@ -66,8 +67,11 @@ export type JobView = z.infer<typeof JobView>;
  * policy); permanent ones come back as a value so they park the job instead of burning retries.
  */
 export const StepOutcome = z.discriminatedUnion("outcome", [
-    /** `missing`: template sheets the copy stage still has to copy (after verification). */
-    z.object({ outcome: z.literal("done"), job: JobView, missing: z.array(z.string()).optional() }),
+    /**
+     * `missing`: template sheets the copy stage still has to copy (after verification).
+     * `waitUntil`: the step must run again after this instant (a durable timer), not before.
+     */
+    z.object({ outcome: z.literal("done"), job: JobView, missing: z.array(z.string()).optional(), waitUntil: z.iso.datetime().optional() }),
     z.object({ outcome: z.literal("permanent"), reason: z.string(), job: JobView.optional() }),
     /** The job belongs to another instance now (a recovery took over): stop quietly. */
     z.object({ outcome: z.literal("superseded"), reason: z.string() }),

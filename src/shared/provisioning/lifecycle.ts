@@ -5,8 +5,8 @@ import { transitionLine } from "../jobs/transitions";
 import type { SmartsheetPort } from "../smartsheet/SmartsheetPort";
 import type { BeginInput, EnterStageInput, ParkInput, StepInput, StepOutcome } from "./contracts";
 import { tellOpsOfParking } from "./parkAlert";
-import { SupersededError } from "./errors";
-import { JobStateConflictError } from "../jobs/JobStore";
+import { isSmartsheetError } from "../smartsheet/errors";
+import { underClaim } from "./underClaim";
 import type { ProvisioningDeps } from "./ProvisioningDeps";
 import { runStep, type StepContext } from "./runStep";
 
@@ -36,11 +36,17 @@ export function beginAttempt(deps: ProvisioningDeps, input: BeginInput): Promise
 export function enterStage(deps: ProvisioningDeps, input: EnterStageInput): Promise<StepOutcome> {
     return runStep(deps, input, "enterStage", async (context) => {
         await context.update((row) => (row.stage === input.stage ? undefined : { ...row, stage: input.stage }));
-        if (input.status) await recordIntakeStatus(deps, context, input.status);
+        if (input.status) {
+            // A late duplicate of this step must not write its status over a later stage's.
+            await recordIntakeStatus(deps, context, input.status, { current: (row) => row.state === "running" && row.stage === input.stage });
+        }
     });
 }
 
-/** `Done` and the folder's link on the intake row, then the job row `done`. */
+/**
+ * `Done` and the folder's link on the intake row, then the job row `done`. Runs after the final
+ * audit, so nothing of this product can land late any more.
+ */
 export function completeJob(deps: ProvisioningDeps, input: StepInput): Promise<StepOutcome> {
     return runStep(
         deps,
@@ -48,8 +54,8 @@ export function completeJob(deps: ProvisioningDeps, input: StepInput): Promise<S
         "completeJob",
         async (context) => {
             if (context.row.state === "done") return;
-            await recordIntakeStatus(deps, context, IntakeStatus.done, context.row.folderLink);
-            await context.update((row) => ({ ...row, state: "done", stage: "register", claims: {} }));
+            await recordIntakeStatus(deps, context, IntakeStatus.done, { folderLink: context.row.folderLink, current: (row) => row.state === "running" });
+            await context.update((row) => ({ ...row, state: "done", stage: "register" }));
             deps.log.info(transitionLine(input.jobKey, "running", "done", `${context.row.productCode} provisioned`));
         },
         { from: ["running", "done"] },
@@ -82,11 +88,8 @@ export function parkJob(deps: ProvisioningDeps, input: ParkInput): Promise<StepO
                       },
             );
             if (!parked.parkAlerted) await tellOpsOfParking(deps, input.jobKey, transitionLine(input.jobKey, "running", "parked", input.reason));
-            await recordIntakeStatus(deps, context, IntakeStatus.stalled(input.reason)).catch((error: unknown) => {
-                if (error instanceof SupersededError || error instanceof JobStateConflictError) throw error;
-                deps.log.error(
-                    `job ${formatJobKey(input.jobKey)}: could not write the stall onto the intake row (${errorText(error)}); ops has been told`,
-                );
+            await recordIntakeStatus(deps, context, IntakeStatus.stalled(input.reason), {
+                current: (row) => row.state === "parked" && row.parkReason === input.reason,
             });
         },
         { from: ["running", "parked"] },
@@ -115,15 +118,37 @@ export function resumeJob(deps: ProvisioningDeps, input: StepInput): Promise<Ste
     );
 }
 
-function errorText(error: unknown): string {
-    return error instanceof Error ? error.message : String(error);
-}
-
-async function recordIntakeStatus(deps: ProvisioningDeps, context: StepContext, status: string, folderLink?: string): Promise<void> {
-    const latest = await context.update(() => undefined);
-    if (latest.intakeStatus === status) return;
-    const columns = await writeIntakeStatus(context.smartsheet, latest, status, folderLink);
-    await context.update((row) => ({ ...row, intakeStatus: status, ...columns }));
+/**
+ * Tells the customer on the intake row, under the `intake` claim: one status write at a time per
+ * job, none once `current` says the job has moved past it, and one that went unanswered keeps
+ * the product open for the late-write horizon (it could land over a later status). A row that
+ * cannot be written (deleted, locked, no permission) stops nothing: the job goes on, the row
+ * records why, and ops gets an error line.
+ */
+async function recordIntakeStatus(
+    deps: ProvisioningDeps,
+    context: StepContext,
+    status: string,
+    options: { folderLink?: string; current(row: JobRow): boolean },
+): Promise<void> {
+    let columns: Awaited<ReturnType<typeof writeIntakeStatus>> | undefined;
+    try {
+        await underClaim(deps, context, {
+            key: "intake",
+            recorded: (row) => (row.intakeStatus === status || !options.current(row) ? status : undefined),
+            look: async () => undefined,
+            write: async () => {
+                columns = await writeIntakeStatus(context.smartsheet, context.row, status, options.folderLink);
+                return status;
+            },
+            record: (row) => ({ ...row, ...columns, intakeStatus: status, intakeStatusError: undefined }),
+        });
+    } catch (error) {
+        if (!(isSmartsheetError(error) && error.kind === "permanent")) throw error;
+        const key = formatJobKey(keyOf(context.row));
+        deps.log.error(`job ${key}: could not write "${status}" onto intake row ${context.row.intakeRowId} (${error.message}); the job goes on`);
+        await context.update((row) => ({ ...row, intakeStatusError: error.message }));
+    }
 }
 
 /**

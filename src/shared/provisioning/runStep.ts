@@ -24,6 +24,7 @@ export interface StepContext {
 
 export interface StepResult {
     missing?: string[];
+    waitUntil?: string;
 }
 
 /**
@@ -72,7 +73,7 @@ export async function runStep(
     try {
         const result = await body(context);
         const finished = await recordCalls(update, deps, smartsheet, from);
-        return { outcome: "done", job: viewOf(finished), missing: result?.missing };
+        return { outcome: "done", job: viewOf(finished), missing: result?.missing, waitUntil: result?.waitUntil };
     } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
         const finished = await recordCalls(update, deps, smartsheet, from, message).catch(() => undefined);

@@ -1,73 +1,94 @@
-import type { JobRow, JobRowInput } from "../jobs/JobRow";
-import { AmbiguousWriteError, isSmartsheetError } from "../smartsheet/errors";
+import type { Claim, JobRow, JobRowInput } from "../jobs/JobRow";
+import { AmbiguousWriteError, mayHaveLanded } from "../smartsheet/errors";
 import { ClaimedElsewhereError } from "./errors";
 import type { ProvisioningDeps } from "./ProvisioningDeps";
 import type { StepContext } from "./runStep";
 
 export interface ClaimedWrite<T> {
-    /** The claim's key on the row: `folder`, `copy:<template>`, `register`. */
+    /** The claim's key on the row: `folder`, `copy:<template>`, `register`, `intake`. */
     key: string;
-    /** The result if the row already records it. */
+    /** The result if the row already records it (or says there is nothing left to write). */
     recorded(row: JobRow): T | undefined;
     /** Looks in Smartsheet for what an earlier run may have created (list a folder, read a sheet). */
     look(): Promise<T | undefined>;
     /** Look even without a claim on the row (the destination may hold things from before the job). */
     alwaysLook?: boolean;
-    /** The non-idempotent write itself. */
+    /** The write itself. */
     write(): Promise<T>;
-    /** The row with the result recorded; the claim is removed by `underClaim`. */
+    /** The row with the result recorded (it sees the claim still on it); `underClaim` removes the claim. */
     record(row: JobRow, result: T): JobRowInput;
 }
 
 /**
- * Performs a write that Smartsheet cannot de-duplicate, exactly once across crashes, retries
- * and concurrent duplicate runs: adopt what the row records; wait while another run's claim is
- * fresh; look before writing whenever an earlier claim shows a write may have happened; claim;
- * write; record. After an ambiguous failure it waits for the write to settle and looks again
- * rather than writing twice.
+ * The row with a write that may still land folded into its late-write horizon: the final audit
+ * waits until then before the product may be done, and removes whatever landed unrecorded.
+ */
+export function foldUnsettled(row: JobRow, claim: Claim, horizonMs: number): JobRow {
+    return laterLateWrites(row, Date.parse(claim.claimedAt) + horizonMs);
+}
+
+/** The row asking for the final audit no earlier than `until` (ms): keeps the later of both. */
+export function laterLateWrites(row: JobRow, until: number): JobRow {
+    const current = row.lateWritesUntil ? Date.parse(row.lateWritesUntil) : -Infinity;
+    return until > current ? { ...row, lateWritesUntil: new Date(until).toISOString() } : row;
+}
+
+/**
+ * Performs a write that must happen once across crashes, retries and concurrent duplicate
+ * runs: adopt what the row records; wait while another run's claim is fresh (a claim lives as
+ * long as one write can take: rate-limit waits and re-sends, the call timeout, the settle, and
+ * clock skew); look before writing whenever an earlier claim shows a write may have happened;
+ * claim; write; record. Every write whose outcome was not answered — an ambiguous failure, a
+ * run that died holding its claim, a claim another run took over — is folded into the row's
+ * late-write horizon, so the final audit waits for it and removes what it made unrecorded.
+ * Recording never replaces another run's recorded result and never removes its live claim.
  */
 export async function underClaim<T>(deps: ProvisioningDeps, context: StepContext, claimed: ClaimedWrite<T>): Promise<T> {
-    const { claimTtlMs, claimPollMs, settleMs } = deps.timing;
-    // Another run is writing right now (or died doing so a moment ago): wait for it.
-    const fresh = (row: JobRow) => {
+    const { claimTtlMs, claimPollMs, settleMs, lateWriteHorizonMs } = deps.timing;
+    const live = (claim: Claim | undefined): claim is Claim =>
+        claim !== undefined && claim.writing && deps.now().getTime() - Date.parse(claim.claimedAt) < claimTtlMs;
+    const othersLive = (row: JobRow) => {
         const claim = row.claims[claimed.key];
-        return (
-            claim !== undefined &&
-            claim.writing &&
-            claim.by !== context.runId &&
-            deps.now().getTime() - Date.parse(claim.claimedAt) < claimTtlMs
-        );
+        return live(claim) && claim.by !== context.runId;
     };
-    const record = (result: T) =>
-        context.update((row) => {
-            const { [claimed.key]: _, ...claims } = row.claims;
-            return { ...claimed.record(row, result), claims };
+    /** The claim gone from the row; folded into the horizon unless its own write was answered. */
+    const withoutClaim = (row: JobRow, settled: boolean): JobRow => {
+        const claim = row.claims[claimed.key];
+        if (!claim || (claim.by !== context.runId && live(claim))) return row;
+        const { [claimed.key]: _, ...claims } = row.claims;
+        const answered = settled && claim.by === context.runId;
+        return answered ? { ...row, claims } : { ...foldUnsettled(row, claim, lateWriteHorizonMs), claims };
+    };
+    const record = async (result: T, settled: boolean): Promise<T> => {
+        const row = await context.update((latest) => {
+            const next = withoutClaim(latest, settled);
+            const theirs = claimed.recorded(latest);
+            if (theirs === undefined) return { ...claimed.record(latest, result), claims: next.claims, lateWritesUntil: next.lateWritesUntil };
+            // Another run recorded first: its result stands. Ours, if it differs, is an extra for the final audit.
+            return JSON.stringify(theirs) === JSON.stringify(result) ? next : laterLateWrites(next, deps.now().getTime());
         });
+        return claimed.recorded(row) ?? result;
+    };
 
-    let row = context.row;
+    let row = await context.update(() => undefined);
     for (;;) {
         const known = claimed.recorded(row);
         if (known !== undefined) return known;
-        if (fresh(row)) {
+        if (othersLive(row)) {
             await deps.sleep(claimPollMs);
             row = await context.update(() => undefined);
             continue;
         }
         if (claimed.alwaysLook || row.claims[claimed.key]) {
             const found = await claimed.look();
-            if (found !== undefined) {
-                await record(found);
-                return found;
-            }
+            if (found !== undefined) return record(found, false);
         }
         try {
             row = await context.update((latest) => {
                 if (claimed.recorded(latest) !== undefined) return undefined;
-                if (fresh(latest)) throw new ClaimedElsewhereError(`another run is writing ${claimed.key}`);
-                return {
-                    ...latest,
-                    claims: { ...latest.claims, [claimed.key]: { claimedAt: deps.now().toISOString(), by: context.runId, writing: true } },
-                };
+                if (othersLive(latest)) throw new ClaimedElsewhereError(`another run is writing ${claimed.key}`);
+                const next = withoutClaim(latest, false);
+                return { ...next, claims: { ...next.claims, [claimed.key]: { claimedAt: deps.now().toISOString(), by: context.runId, writing: true } } };
             });
         } catch (error) {
             if (error instanceof ClaimedElsewhereError) {
@@ -88,24 +109,21 @@ export async function underClaim<T>(deps: ProvisioningDeps, context: StepContext
             deps.log.warn(`${claimed.key}: ${error.message}; looking again in ${settleMs} ms`);
             await deps.sleep(settleMs);
             const found = await claimed.look();
-            if (found !== undefined) {
-                await record(found);
-                return found;
-            }
+            if (found !== undefined) return record(found, false);
+        }
+        if (mayHaveLanded(error)) {
             // The claim stays, no longer writing: whoever tries next looks before writing, without waiting.
-            await context.update((row) => {
-                const claim = row.claims[claimed.key];
-                return claim ? { ...row, claims: { ...row.claims, [claimed.key]: { ...claim, writing: false } } } : undefined;
+            await context.update((latest) => {
+                const claim = latest.claims[claimed.key];
+                if (claim?.by !== context.runId) return undefined;
+                const next = foldUnsettled(latest, claim, lateWriteHorizonMs);
+                return { ...next, claims: { ...next.claims, [claimed.key]: { ...claim, writing: false } } };
             });
-        } else if (isSmartsheetError(error) && error.kind === "permanent") {
-            // Refused before anything was made: nothing to look for next time.
-            await context.update((row) => {
-                const { [claimed.key]: _, ...claims } = row.claims;
-                return { ...row, claims };
-            });
+        } else {
+            // Refused or never sent: nothing was made, nothing to look for next time.
+            await context.update((latest) => (latest.claims[claimed.key]?.by === context.runId ? withoutClaim(latest, true) : undefined));
         }
         throw error;
     }
-    await record(result);
-    return result;
+    return record(result, true);
 }

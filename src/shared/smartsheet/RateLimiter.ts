@@ -8,6 +8,14 @@ export const systemClock: Clock = {
     sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
 };
 
+/** The rate limit would let this request go only after its deadline: it was not sent. */
+export class RateLimitWaitTooLongError extends Error {
+    constructor(readonly waitMs: number) {
+        super(`the rate limit would hold this request back past its deadline (another ${Math.round(waitMs)} ms); not sent`);
+        this.name = "RateLimitWaitTooLongError";
+    }
+}
+
 /**
  * Paces requests to at most `limit` in any rolling `windowMs` (Smartsheet: 300 per minute per
  * token). Callers are served in arrival order. After a 429 every caller waits out `pauseFor`.
@@ -26,9 +34,12 @@ export class RateLimiter {
         if (!(windowMs > 0)) throw new TypeError("Expected `windowMs` to be a positive number.");
     }
 
-    /** Resolves when one more request may be sent now, and counts it as sent. */
-    acquire(): Promise<void> {
-        const turn = this.queue.then(() => this.waitForSlot());
+    /**
+     * Resolves when one more request may be sent now, and counts it as sent. With a `deadline`
+     * (clock time), rejects with `RateLimitWaitTooLongError` instead of waiting past it.
+     */
+    acquire(deadline = Infinity): Promise<void> {
+        const turn = this.queue.then(() => this.waitForSlot(deadline));
         this.queue = turn.catch(() => undefined);
         return turn;
     }
@@ -38,7 +49,7 @@ export class RateLimiter {
         this.pausedUntil = Math.max(this.pausedUntil, this.clock.now() + ms);
     }
 
-    private async waitForSlot(): Promise<void> {
+    private async waitForSlot(deadline: number): Promise<void> {
         for (;;) {
             const now = this.clock.now();
             while (this.sent.length > 0 && this.sent[0]! <= now - this.windowMs) this.sent.shift();
@@ -49,6 +60,7 @@ export class RateLimiter {
                 this.sent.push(now);
                 return;
             }
+            if (now + wait > deadline) throw new RateLimitWaitTooLongError(wait);
             await this.clock.sleep(wait);
         }
     }

@@ -3,6 +3,7 @@ import { create as createRequestor } from "smartsheet/dist/lib/utils/httpRequest
 import { z } from "zod";
 import {
     AmbiguousWriteError,
+    NEVER_SENT_CAUSES,
     PermanentSmartsheetError,
     SmartsheetError,
     TransientSmartsheetError,
@@ -45,7 +46,10 @@ export interface SdkSmartsheetOptions {
     requestsPerMinute?: number;
     /** Client-side timeout of each HTTP request. */
     callTimeoutMs?: number;
-    /** Back-off after a 429: `baseMs` doubling up to `maxMs`, given up after `maxTotalMs`. */
+    /**
+     * Back-off after a 429: `baseMs` doubling up to `maxMs`. No (re-)send of a call starts later
+     * than `maxTotalMs` after the call began, pacing waits included: then it fails unsent.
+     */
     rateLimitBackoff?: { baseMs: number; maxMs: number; maxTotalMs: number };
     /** Re-sends of idempotent calls (GET, PUT, DELETE) on 4001/4002/4004. */
     idempotentRetries?: { attempts: number; baseMs: number };
@@ -65,12 +69,14 @@ interface SdkClient {
     folders: {
         getFolderChildren(options: object): Promise<unknown>;
         createChildFolder(options: object): Promise<unknown>;
+        deleteFolder(options: object): Promise<unknown>;
     };
     sheets: Record<
         | "copySheet"
         | "updateSheet"
         | "getSheet"
         | "deleteSheet"
+        | "deleteRows"
         | "addRows"
         | "updateRow"
         | "updateColumn"
@@ -82,8 +88,8 @@ interface SdkClient {
     >;
 }
 
+const DEFAULT_RATE_LIMIT_BACKOFF = { baseMs: 2_000, maxMs: 60_000, maxTotalMs: 120_000 };
 const RETRYABLE_SERVER_CODES = new Set([4001, 4002, 4004]);
-const NEVER_SENT = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "ERR_INVALID_URL"]);
 
 /**
  * The one Smartsheet adapter, over the official SDK. It paces requests, absorbs 429s, never
@@ -95,6 +101,8 @@ export class SdkSmartsheet implements SmartsheetPort {
     private readonly limiter: RateLimiter;
     private readonly tallies: CallTally[];
     private readonly tally: CallTally = emptyTally();
+    private readonly clock: Clock;
+    private readonly rateLimitBackoff: { baseMs: number; maxMs: number; maxTotalMs: number };
 
     constructor(
         private readonly options: SdkSmartsheetOptions,
@@ -106,6 +114,8 @@ export class SdkSmartsheet implements SmartsheetPort {
             new RateLimiter(options.requestsPerMinute ?? 300, 60_000, options.clock ?? systemClock);
         this.sdk = shared?.sdk ?? buildSdk(options, this.limiter);
         this.tallies = [this.tally, ...(shared?.parentTallies ?? [])];
+        this.clock = options.clock ?? systemClock;
+        this.rateLimitBackoff = options.rateLimitBackoff ?? DEFAULT_RATE_LIMIT_BACKOFF;
     }
 
     /** An adapter sharing this one's client and pacing, counting its own calls (and ours). */
@@ -242,13 +252,23 @@ export class SdkSmartsheet implements SmartsheetPort {
         await this.call("deleteSheet", true, WriteAck, (retry) => this.sdk.sheets.deleteSheet({ sheetId, ...retry }));
     }
 
+    async deleteFolder(folderId: number): Promise<void> {
+        await this.call("deleteFolder", true, WriteAck, (retry) => this.sdk.folders.deleteFolder({ folderId, ...retry }));
+    }
+
+    async deleteRows(sheetId: number, rowIds: number[]): Promise<void> {
+        await this.call("deleteRows", true, WriteAck, (retry) =>
+            this.sdk.sheets.deleteRows({ sheetId, queryParameters: { ids: rowIds.join(","), ignoreRowsNotFound: true }, ...retry }),
+        );
+    }
+
     private async call<T>(
         operation: string,
         idempotent: boolean,
         schema: z.ZodType<T>,
         invoke: (retry: RetryOptions) => Promise<unknown>,
     ): Promise<T> {
-        const context: CallContext = { operation, tallies: this.tallies };
+        const context: CallContext = { operation, tallies: this.tallies, sendBy: this.clock.now() + this.rateLimitBackoff.maxTotalMs };
         let answer: unknown;
         try {
             answer = await callContext.run(context, () => invoke(this.retryOptions(operation, idempotent)));
@@ -265,7 +285,7 @@ export class SdkSmartsheet implements SmartsheetPort {
     }
 
     private retryOptions(operation: string, idempotent: boolean): RetryOptions {
-        const rateLimit = this.options.rateLimitBackoff ?? { baseMs: 2_000, maxMs: 60_000, maxTotalMs: 300_000 };
+        const rateLimit = this.rateLimitBackoff;
         const resend = this.options.idempotentRetries ?? { attempts: 3, baseMs: 1_000 };
         return {
             maxRetryDurationMillis: rateLimit.maxTotalMs,
@@ -308,7 +328,7 @@ function classify(operation: string, idempotent: boolean, error: unknown, contex
     const network = context.networkError;
     if (network) {
         const message = `Smartsheet ${operation} got no answer: ${network.code} (${network.message})`;
-        if (NEVER_SENT.has(network.code) || idempotent) {
+        if (NEVER_SENT_CAUSES.has(network.code) || idempotent) {
             return new TransientSmartsheetError(message, { operation, cause: network.code });
         }
         return new AmbiguousWriteError(`${message}; the write may have happened: list before creating again`, {

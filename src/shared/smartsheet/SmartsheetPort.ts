@@ -96,6 +96,10 @@ export interface SmartsheetPort {
     addRows(sheetId: number, rows: NewRow[]): Promise<Row[]>;
     updateColumn(sheetId: number, columnId: number, update: ColumnUpdate): Promise<Column>;
     deleteSheet(sheetId: number): Promise<void>;
+    /** Deletes the folder and everything in it. */
+    deleteFolder(folderId: number): Promise<void>;
+    /** Deletes rows by id; ids that are already gone are ignored. */
+    deleteRows(sheetId: number, rowIds: number[]): Promise<void>;
     /** The calls this port has made so far. */
     calls(): CallTally;
     /** A port sharing this one's connection and pacing that also counts its own calls. */

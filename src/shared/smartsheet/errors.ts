@@ -71,6 +71,19 @@ export class AmbiguousWriteError extends TransientSmartsheetError {
     override readonly ambiguous = true;
 }
 
+/** Network causes that mean the request never reached Smartsheet (ENOTSENT: held back by the rate limit). */
+export const NEVER_SENT_CAUSES: ReadonlySet<string> = new Set(["ENOTSENT", "ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "ERR_INVALID_URL"]);
+
+/**
+ * Whether a failed call may still have been carried out: everything but a refusal (4xx, 429)
+ * and a request that never left. A write that failed like this may land later.
+ */
+export function mayHaveLanded(error: unknown): boolean {
+    if (!isSmartsheetError(error)) return true;
+    if (error.kind === "permanent" || error.statusCode === 429 || error.errorCode === 4003) return false;
+    return !(error.causeCode !== undefined && NEVER_SENT_CAUSES.has(error.causeCode));
+}
+
 export function isSmartsheetError(error: unknown): error is SmartsheetError {
     return error instanceof SmartsheetError;
 }

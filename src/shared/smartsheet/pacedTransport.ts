@@ -1,11 +1,13 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { CallTally } from "./SmartsheetPort";
-import type { RateLimiter } from "./RateLimiter";
+import { RateLimitWaitTooLongError, type RateLimiter } from "./RateLimiter";
 
 /** What the adapter knows about the call in flight; the transport reads and fills it. */
 export interface CallContext {
     operation: string;
     tallies: CallTally[];
+    /** Clock time after which no (re-)send of this call may start: a write's lifetime is bounded. */
+    sendBy?: number;
     /** Set when a request got no HTTP answer at all (timeout, reset, refused…). */
     networkError?: { code: string; message: string };
 }
@@ -35,14 +37,20 @@ export interface SdkTransport {
 
 /**
  * A transport for the SDK that waits for the rate limiter before every request (retries
- * included), counts it, and gives up after `timeoutMs` — the SDK itself has no timeout.
+ * included) — but never past the call's `sendBy`, so that one write has a bounded lifetime — counts it, and gives up after `timeoutMs` — the SDK itself has no timeout.
  * Like axios, it resolves on 2xx and rejects with `{ response }` otherwise. A request that got
  * no answer rejects with a status-0 response and records why in the call context.
  */
 export function createPacedTransport(limiter: RateLimiter, timeoutMs: number): SdkTransport {
     const send = async (method: string, url: string, body: unknown, options: RequestOptions) => {
         const context = callContext.getStore();
-        await limiter.acquire();
+        try {
+            await limiter.acquire(context?.sendBy);
+        } catch (error) {
+            if (!(error instanceof RateLimitWaitTooLongError)) throw error;
+            if (context) context.networkError = { code: "ENOTSENT", message: error.message };
+            throw { response: { status: 0, headers: {}, data: error.message } };
+        }
         for (const tally of context?.tallies ?? []) {
             tally.total += 1;
             const operation = context?.operation ?? "unknown";

@@ -1,0 +1,100 @@
+import { formatJobKey, type JobRow, type LateWriteRemoval } from "../jobs/JobRow";
+import { transitionLine } from "../jobs/transitions";
+import type { FolderChild } from "../smartsheet/model";
+import { namesOf } from "./copyStage";
+import type { StepInput, StepOutcome } from "./contracts";
+import type { ProvisioningDeps } from "./ProvisioningDeps";
+import { cellText, FilingIndexColumns } from "./registerStage";
+import { runStep, type StepContext } from "./runStep";
+import { foldUnsettled } from "./underClaim";
+import { columnIdsByTitle } from "../smartsheet/columns";
+
+/**
+ * The last step before `done`. A write that went unanswered can still be carried out by
+ * Smartsheet until its late-write horizon has passed — after a step looked, found nothing and
+ * wrote again — so a job that had one is audited once the horizon is over: one product folder
+ * in the line folder, each of the seven names once in the product folder, one Filing Index row
+ * for the code. What the row does not record is removed (never what it does), each removal
+ * recorded on the row before it is made and logged as a transition. A job whose every write was
+ * answered has nothing that can land late, and this step costs it no Smartsheet call.
+ *
+ * Until the horizon has passed this returns `waitUntil` and marks the job quiet until then: the
+ * orchestration waits on a durable timer and runs the audit again.
+ */
+export function auditProduct(deps: ProvisioningDeps, input: StepInput): Promise<StepOutcome> {
+    return runStep(deps, input, "auditProduct", async (context) => {
+        const { claimTtlMs, lateWriteHorizonMs } = deps.timing;
+        const now = deps.now().getTime();
+        // Claims still on the row: a live write is waited for; any other may still land.
+        const row = await context.update((latest) => {
+            let next = latest;
+            for (const [key, claim] of Object.entries(latest.claims)) {
+                if (claim.writing && now - Date.parse(claim.claimedAt) < claimTtlMs) continue;
+                const { [key]: _, ...claims } = next.claims;
+                next = { ...foldUnsettled(next, claim, lateWriteHorizonMs), claims };
+            }
+            return next === latest ? undefined : next;
+        });
+        const liveUntil = Object.values(row.claims).map((claim) => Date.parse(claim.claimedAt) + claimTtlMs);
+        if (row.lateWritesUntil === undefined && liveUntil.length === 0) return;
+
+        const until = Math.max(row.lateWritesUntil ? Date.parse(row.lateWritesUntil) : now, ...liveUntil);
+        if (until > now) {
+            const waitUntil = new Date(until).toISOString();
+            await context.update((latest) => ({ ...latest, quietUntil: waitUntil }));
+            deps.log.info(`job ${formatJobKey(input.jobKey)}: an unanswered write may still land; auditing the product after ${waitUntil}`);
+            return { waitUntil };
+        }
+
+        const removals = await findLateWrites(deps, context, row);
+        const at = deps.now().toISOString();
+        // Recorded before anything is deleted, so a crash in between still leaves the fact on the row.
+        await context.update((latest) => {
+            const known = new Set(latest.lateWritesRemoved.map((removed) => `${removed.kind}:${removed.id}`));
+            const fresh = removals.filter((removal) => !known.has(`${removal.kind}:${removal.id}`)).map((removal) => ({ ...removal, removedAt: at }));
+            return { ...latest, lateWritesRemoved: [...latest.lateWritesRemoved, ...fresh] };
+        });
+        for (const removal of removals) {
+            if (removal.kind === "folder") await context.smartsheet.deleteFolder(removal.id);
+            else if (removal.kind === "sheet") await context.smartsheet.deleteSheet(removal.id);
+            else await context.smartsheet.deleteRows(deps.config.FILING_INDEX_SHEET_ID, [removal.id]);
+            deps.log.warn(
+                transitionLine(input.jobKey, row.state, row.state, `final audit removed a late-landed ${removal.kind} ${removal.id} "${removal.name}"`),
+            );
+        }
+        await context.update((latest) => ({ ...latest, lateWritesUntil: undefined, quietUntil: undefined }));
+        deps.log.info(`job ${formatJobKey(input.jobKey)}: final audit done, ${removals.length} late writes removed`);
+    });
+}
+
+type Removal = Omit<LateWriteRemoval, "removedAt">;
+
+/** Everything of this product's making that its row does not record. */
+async function findLateWrites(deps: ProvisioningDeps, context: StepContext, row: JobRow): Promise<Removal[]> {
+    const { smartsheet } = context;
+    const names = namesOf(row);
+    const removals: Removal[] = [];
+    const unrecorded = (children: FolderChild[], name: string, keep: number | undefined) =>
+        children.filter((child) => child.name === name && child.id !== keep);
+
+    if (row.lineFolderId && row.folderId) {
+        const folders = (await smartsheet.listFolderChildren(row.lineFolderId, ["folders"])).filter((child) => child.resourceType === "folder");
+        for (const extra of unrecorded(folders, names.folder, row.folderId)) removals.push({ kind: "folder", id: extra.id, name: extra.name });
+    }
+    if (row.folderId) {
+        const sheets = (await smartsheet.listFolderChildren(row.folderId, ["sheets"])).filter((child) => child.resourceType === "sheet");
+        for (const template of row.templates) {
+            const name = names.sheets[template]!;
+            for (const extra of unrecorded(sheets, name, row.copies[template]?.sheetId)) removals.push({ kind: "sheet", id: extra.id, name });
+        }
+    }
+    if (row.registered && row.registerRowId) {
+        const index = await smartsheet.getSheet(deps.config.FILING_INDEX_SHEET_ID);
+        const codeColumn = columnIdsByTitle(index, { code: FilingIndexColumns.productCode }).ids.code;
+        for (const candidate of index.rows) {
+            const code = cellText(candidate.cells.find((cell) => cell.columnId === codeColumn)?.value);
+            if (code === row.productCode && candidate.id !== row.registerRowId) removals.push({ kind: "filingRow", id: candidate.id, name: code });
+        }
+    }
+    return removals;
+}

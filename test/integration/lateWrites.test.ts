@@ -1,0 +1,138 @@
+import { describe, expect, it } from "vitest";
+import { timingOf } from "../../src/shared/config";
+import { sweepIntake } from "../../src/shared/intake/intakeSweep";
+import { copyTemplateSheet, ensureProductFolder } from "../../src/shared/provisioning/copyStage";
+import { auditProduct } from "../../src/shared/provisioning/finalAudit";
+import { beginAttempt } from "../../src/shared/provisioning/lifecycle";
+import { SdkSmartsheet } from "../../src/shared/smartsheet/SdkSmartsheet";
+import { inspectProduct } from "../helpers/inspectProduct";
+import { useProvisioningHarness } from "../helpers/provisioningHarness";
+import { runSteps } from "../helpers/runSteps";
+
+/**
+ * Writes whose client gave up (the harness's call timeout is 2 s) but which Smartsheet carries
+ * out later, after the step looked, found nothing and wrote again.
+ */
+describe("late writes: an unanswered write that lands after the step wrote again", () => {
+    const harness = useProvisioningHarness();
+    // Lands 4 s after it was sent; the product stays open for 5 s after the claim.
+    const LANDS_AFTER_MS = 4_000;
+    const lateWrites = () => ({ ...harness.current.deps, timing: { ...harness.current.deps.timing, lateWriteHorizonMs: 5_000 } });
+
+    async function provisionFirstProduct(fault: { op: string; skip?: number }) {
+        const { sim } = harness.current;
+        const deps = lateWrites();
+        await sweepIntake(deps);
+        const key = harness.current.deps.enqueued[0]!;
+        sim.core.setFaults([{ op: fault.op as "copySheet", kind: "delay", delayMs: LANDS_AFTER_MS, times: 1, skip: fault.skip ?? 0 }]);
+        const started = Date.now();
+        await runSteps(deps, key, { retries: 2 });
+        // Look only once the late write has certainly landed.
+        await new Promise((resolve) => setTimeout(resolve, Math.max(0, started + LANDS_AFTER_MS + 300 - Date.now())));
+        const row = (await deps.jobs.require(key)).row;
+        return { row, product: inspectProduct(sim.core.state(), row.productCode), elapsed: Date.now() - started };
+    }
+
+    it("a sheet copy that lands after verifyCopies is removed by the final audit, keeping the recorded copy", { timeout: 30_000 }, async () => {
+        const { row, product, elapsed } = await provisionFirstProduct({ op: "copySheet", skip: 2 });
+        expect(elapsed).toBeGreaterThanOrEqual(LANDS_AFTER_MS);
+        expect(row.state).toBe("done");
+        expect(product.sheets).toHaveLength(7);
+        expect(product.sheets.map((sheet) => sheet.id).sort()).toEqual(Object.values(row.copies).map((copy) => copy.sheetId).sort());
+        expect(row.lateWritesRemoved).toEqual([expect.objectContaining({ kind: "sheet" })]);
+        expect(row.lateWritesUntil).toBeUndefined();
+        expect(harness.current.deps.logs.some((line) => /→ running \(final audit removed a late-landed sheet/.test(line))).toBe(true);
+    });
+
+    it("a product folder that lands late is removed by the final audit, keeping the recorded folder and its sheets", { timeout: 30_000 }, async () => {
+        const { row, product } = await provisionFirstProduct({ op: "createFolder" });
+        expect(row.state).toBe("done");
+        expect(product.folders.map((folder) => folder.id)).toEqual([row.folderId]);
+        expect(product.sheets).toHaveLength(7);
+        expect(row.lateWritesRemoved).toEqual([expect.objectContaining({ kind: "folder" })]);
+    });
+
+    it("a Filing Index row that lands late is removed by the final audit, keeping the recorded row", { timeout: 30_000 }, async () => {
+        const { row, product } = await provisionFirstProduct({ op: "addRows" });
+        expect(row.state).toBe("done");
+        expect(product.filingRows).toHaveLength(1);
+        expect(row.lateWritesRemoved).toEqual([expect.objectContaining({ kind: "filingRow", id: expect.any(Number) })]);
+        expect(row.lateWritesRemoved[0]!.id).not.toBe(row.registerRowId);
+    });
+
+    it("a job whose every write was answered is not audited and spends no call on it", async () => {
+        const { deps, sim } = harness.current;
+        await sweepIntake(deps);
+        const key = deps.enqueued[0]!;
+        await runSteps(deps, key);
+        const row = (await deps.jobs.require(key)).row;
+        expect(row.lateWritesUntil).toBeUndefined();
+        expect(row.lateWritesRemoved).toEqual([]);
+        expect(sim.core.calls().log.filter((entry) => /^delete/.test(entry.op))).toEqual([]);
+    });
+});
+
+describe("claims under a live write", () => {
+    const harness = useProvisioningHarness();
+
+    it("two runs of one copy step write once although the first is held back by 429s for longer than two call timeouts", { timeout: 30_000 }, async () => {
+        const { sim, config } = harness.current;
+        // A call times out after 1 s but may be re-sent after 429s for up to 4 s.
+        const settings = { ...config, SMARTSHEET_CALL_TIMEOUT_SECONDS: 1, SMARTSHEET_RATE_LIMIT_RETRY_SECONDS: 4, COPY_SETTLE_SECONDS: 0, MAX_CLOCK_SKEW_SECONDS: 0 };
+        const timing = timingOf(settings);
+        // The whole write: 4 s of rate-limit waits and re-sends + the 1 s call timeout (it used to be two call timeouts, 2 s).
+        expect(timing.claimTtlMs).toBe(5_000);
+        const smartsheet = new SdkSmartsheet({
+            accessToken: "sim-token",
+            baseUrl: sim.baseUrl,
+            callTimeoutMs: 1_000,
+            rateLimitBackoff: { baseMs: 300, maxMs: 1_000, maxTotalMs: 4_000 },
+        });
+        const deps = { ...harness.current.deps, smartsheet, timing: { ...harness.current.deps.timing, ...timing, claimPollMs: 50 } };
+        await sweepIntake(deps);
+        const key = harness.current.deps.enqueued[0]!;
+        const step = { jobKey: key, instanceId: (await deps.jobs.require(key)).row.instanceId! };
+        await beginAttempt(deps, { ...step, attempt: 1 });
+        await ensureProductFolder(deps, step);
+        // 429 for about 2.9 s (300 + 600 + 1000 + 1000 ms of back-off), then the copy goes through.
+        sim.core.setFaults([{ op: "copySheet", kind: "rate429", times: 4 }]);
+        const first = copyTemplateSheet(deps, { ...step, template: "Approvals" });
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        const second = copyTemplateSheet(deps, { ...step, template: "Approvals" });
+        expect((await first).outcome).toBe("done");
+        expect((await second).outcome).toBe("done");
+        const made = sim.core.calls().log.filter((entry) => entry.op === "copySheet" && entry.status === 200);
+        expect(made).toHaveLength(1);
+        const row = (await deps.jobs.require(key)).row;
+        expect(inspectProduct(sim.core.state(), row.productCode).sheets.map((sheet) => sheet.id)).toEqual([row.copies["Approvals"]!.sheetId]);
+    });
+
+    it("recording never replaces another run's recorded copy: the late run's copy is left to the final audit", { timeout: 30_000 }, async () => {
+        const { sim } = harness.current;
+        // Claims look dead after 300 ms, so a second run takes over while the first one's copy is still on its way.
+        const deps = { ...harness.current.deps, timing: { ...harness.current.deps.timing, claimTtlMs: 300, lateWriteHorizonMs: 2_500 } };
+        await sweepIntake(deps);
+        const key = harness.current.deps.enqueued[0]!;
+        const step = { jobKey: key, instanceId: (await deps.jobs.require(key)).row.instanceId! };
+        await beginAttempt(deps, { ...step, attempt: 1 });
+        await ensureProductFolder(deps, step);
+        sim.core.setFaults([{ op: "copySheet", kind: "delay", delayMs: 1_200, times: 1 }]);
+        const slow = copyTemplateSheet(deps, { ...step, template: "Approvals" });
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        expect((await copyTemplateSheet(deps, { ...step, template: "Approvals" })).outcome).toBe("done");
+        const recordedFirst = (await deps.jobs.require(key)).row.copies["Approvals"]!.sheetId;
+        expect((await slow).outcome).toBe("done");
+
+        const row = (await deps.jobs.require(key)).row;
+        expect(row.copies["Approvals"]!.sheetId).toBe(recordedFirst);
+        expect(row.claims).toEqual({});
+        expect(row.lateWritesUntil).toBeDefined();
+        expect(inspectProduct(sim.core.state(), row.productCode).sheets).toHaveLength(2);
+
+        await new Promise((resolve) => setTimeout(resolve, Math.max(0, Date.parse(row.lateWritesUntil!) - Date.now() + 50)));
+        expect(await auditProduct(deps, step)).toMatchObject({ outcome: "done" });
+        const audited = (await deps.jobs.require(key)).row;
+        expect(inspectProduct(sim.core.state(), row.productCode).sheets.map((sheet) => sheet.id)).toEqual([recordedFirst]);
+        expect(audited.lateWritesRemoved).toEqual([expect.objectContaining({ kind: "sheet" })]);
+    });
+});
