@@ -148,6 +148,26 @@ describe("provisioning end to end: local Functions host, Azurite, Smartsheet sim
         expect(await jobsInState(e2e, "done")).toHaveLength(3);
     });
 
+    it("makes every write once when every activity runs twice at the same time (concurrent duplicates)", async () => {
+        const e2e = await stack.start({ duplicateActivities: "concurrent" });
+        e2e.sim.core.configure({ latencyMs: { copySheet: 100, createFolder: 100, addRows: 100, updateRows: 50 } });
+        await e2e.fire("intakeSweep");
+        const done = await waitUntilDone(e2e, 3, 90_000);
+
+        const calls = e2e.sim.core.calls().byOperation;
+        expect(calls.copySheet).toBe(21);
+        expect(calls.createFolder).toBe(3);
+        expect(calls.addRows).toBe(3);
+        expect(calls.deleteSheet ?? 0).toBe(0);
+        const state = e2e.sim.core.state();
+        for (const finished of done) {
+            const product = inspectProduct(state, finished.productCode);
+            expect(product.folders).toHaveLength(1);
+            expect(product.sheets).toHaveLength(7);
+            expect(product.filingRows).toHaveLength(1);
+        }
+    });
+
     it("fits a long, emoji-laden product name into 50-character names and still provisions it", async () => {
         const e2e = await stack.start();
         const name = "Ultra 🚀 Präzisions-Drehmomentschlüssel   Kalibrier-Set 👩‍🔬 mit erweiterter Garantie und Koffer";
