@@ -37,12 +37,14 @@ const ncrontab = z
     .trim()
     .refine((value) => value.split(/\s+/).length === 6, "expected a 6-field NCRONTAB schedule, e.g. 0 */5 * * * *");
 
-const httpsOrLoopbackUrl = z
-    .string()
-    .url("expected an absolute URL")
-    .refine((value) => /^https:\/\//.test(value) || /^http:\/\/(127\.0\.0\.1|localhost)(:|\/)/.test(value), {
-        message: "expected an https URL (plain http only on 127.0.0.1 or localhost)",
-    });
+/** https, or plain http only on this machine: anything else would send a secret in clear. */
+const httpsOrLoopbackUrl = (example: string) =>
+    z
+        .string()
+        .url({ error: `expected an absolute URL such as ${example}`, abort: true })
+        .refine((value) => /^https:\/\//i.test(value) || /^http:\/\/(127\.\d+\.\d+\.\d+|localhost|\[::1\])(:\d+)?(\/|$)/i.test(value), {
+            message: "expected an https URL (plain http only on 127.0.0.1, [::1] or localhost)",
+        });
 
 /** Every setting Sheetwright reads, with its meaning; the README's configuration table mirrors it. */
 export const SETTINGS = {
@@ -77,9 +79,7 @@ export type SettingName = keyof typeof SETTINGS;
 
 export const Config = z.object({
     SMARTSHEET_ACCESS_TOKEN: z.string({ error: "missing" }).trim().min(1, "missing"),
-    SMARTSHEET_BASE_URL: z
-        .string()
-        .url("expected an absolute URL such as https://api.smartsheet.com/2.0/")
+    SMARTSHEET_BASE_URL: httpsOrLoopbackUrl("https://api.smartsheet.com/2.0/")
         .transform((url) => (url.endsWith("/") ? url : `${url}/`))
         .default("https://api.smartsheet.com/2.0/"),
     INTAKE_SHEET_ID: smartsheetId("the intake sheet"),
@@ -106,7 +106,7 @@ export const Config = z.object({
     STEP_RETRY_FIRST_SECONDS: wholeNumber(1, 600).default(5),
     STEP_RETRY_MAX_SECONDS: wholeNumber(1, 600).default(60),
     STEP_RETRY_ATTEMPTS: wholeNumber(1, 20).default(5),
-    ALERT_WEBHOOK_URL: httpsOrLoopbackUrl.optional(),
+    ALERT_WEBHOOK_URL: httpsOrLoopbackUrl("https://hooks.example.com/sheetwright").optional(),
 });
 export type Config = z.infer<typeof Config>;
 
@@ -239,15 +239,74 @@ function limitProblems(config: TimingSettings, host: HostLimits): string[] {
     return problems;
 }
 
-/** The configuration as it may be logged: the token reduced to whether it is set. */
+/** How each setting may appear in a log line: shown as it is, reduced to what is not secret, or only "(set)". */
+const SHOWN_AS: Record<SettingName, "value" | "origin" | "storage" | "set"> = {
+    SMARTSHEET_ACCESS_TOKEN: "set",
+    SMARTSHEET_BASE_URL: "origin",
+    INTAKE_SHEET_ID: "value",
+    TEMPLATE_FOLDER_ID: "value",
+    PRODUCTS_FOLDER_ID: "value",
+    FILING_INDEX_SHEET_ID: "value",
+    AzureWebJobsStorage: "storage",
+    JOBS_TABLE: "value",
+    PROVISION_QUEUE: "value",
+    INTAKE_SWEEP_SCHEDULE: "value",
+    REAPER_SCHEDULE: "value",
+    STALE_AFTER_MINUTES: "value",
+    MAX_RECOVERIES: "value",
+    SMARTSHEET_REQUESTS_PER_MINUTE: "value",
+    SMARTSHEET_CALL_TIMEOUT_SECONDS: "value",
+    SMARTSHEET_RATE_LIMIT_RETRY_SECONDS: "value",
+    COPY_SETTLE_SECONDS: "value",
+    LATE_WRITE_HORIZON_SECONDS: "value",
+    MAX_CLOCK_SKEW_SECONDS: "value",
+    STEP_RETRY_FIRST_SECONDS: "value",
+    STEP_RETRY_MAX_SECONDS: "value",
+    STEP_RETRY_ATTEMPTS: "value",
+    ALERT_WEBHOOK_URL: "origin",
+};
+
+/** Connection-string keys whose values are not secret; every other key (AccountKey, SharedAccessSignature…) is withheld. */
+const PUBLIC_STORAGE_KEYS = new Set(["usedevelopmentstorage", "defaultendpointsprotocol", "accountname", "endpointsuffix"]);
+
+/**
+ * The configuration as it may be logged, by allow-list: ids, names, schedules and numbers as
+ * they are; a URL as its origin only (credentials, path and query can all hold secrets — a chat
+ * webhook's path is its key); a storage connection string as its account name and endpoint
+ * origins; the token, and anything not known to be harmless, as "(set)".
+ */
 export function describeConfig(config: Config): Record<string, string | number> {
     const shown: Record<string, string | number> = {};
     for (const [name, value] of Object.entries(config)) {
         if (value === undefined) continue;
-        if (name === "SMARTSHEET_ACCESS_TOKEN") shown[name] = "(set)";
-        else if (name === "AzureWebJobsStorage") shown[name] = String(value).replace(/AccountKey=[^;]+/i, "AccountKey=***");
-        else if (name === "ALERT_WEBHOOK_URL") shown[name] = String(value).replace(/\?.*$/, "?***");
-        else shown[name] = value;
+        const as = SHOWN_AS[name as SettingName] ?? "set";
+        if (as === "value" && (typeof value === "number" || typeof value === "string")) shown[name] = value;
+        else if (as === "origin") shown[name] = originOf(String(value));
+        else if (as === "storage") shown[name] = describeStorage(String(value));
+        else shown[name] = "(set)";
     }
     return shown;
+}
+
+function originOf(url: string): string {
+    try {
+        const parsed = new URL(url);
+        return parsed.origin === "null" ? "(set)" : `${parsed.origin}/…`;
+    } catch {
+        return "(set)";
+    }
+}
+
+function describeStorage(connection: string): string {
+    const parts: string[] = [];
+    for (const pair of connection.split(";")) {
+        const at = pair.indexOf("=");
+        if (at <= 0) continue;
+        const key = pair.slice(0, at).trim();
+        const value = pair.slice(at + 1).trim();
+        if (PUBLIC_STORAGE_KEYS.has(key.toLowerCase()) && /^[\w.-]+$/.test(value)) parts.push(`${key}=${value}`);
+        else if (/endpoint$/i.test(key)) parts.push(`${key}=${originOf(value)}`);
+        else parts.push(`${key}=***`);
+    }
+    return parts.length > 0 ? parts.join(";") : "(set)";
 }

@@ -90,13 +90,50 @@ describe("loadConfig", () => {
         expect(JSON.stringify(error)).not.toContain(TOKEN);
     });
 
-    it("describes the configuration for the log without the token or the storage key", () => {
+    it("describes the configuration for the log by allow-list: every form of secret is withheld", () => {
+        const secrets = {
+            accountKey: "c2VjcmV0S2V5IGZvciB0ZXN0cw==",
+            sas: "sv=2024-11-04&ss=tq&srt=sco&sp=rwdlacu&se=2030-01-01T00:00:00Z&sig=R2VoZWltbmlz%3D",
+            endpointSas: "sig=RW5kcG9pbnRTYXM%3D",
+            webhookUser: "hookuser",
+            webhookPassword: "hookpass1234",
+            webhookPathKey: "B0ABCDEF/XyZsecretPathKey123",
+            webhookQuery: "code=QueryKey987",
+        };
         const shown = JSON.stringify(
-            describeConfig(loadConfig({ ...valid, AzureWebJobsStorage: "DefaultEndpointsProtocol=https;AccountName=a;AccountKey=c2VjcmV0;" })),
+            describeConfig(
+                loadConfig({
+                    ...valid,
+                    AzureWebJobsStorage:
+                        `DefaultEndpointsProtocol=https;AccountName=sheetwrightprod;AccountKey=${secrets.accountKey};` +
+                        `SharedAccessSignature=${secrets.sas};TableEndpoint=https://sheetwrightprod.table.core.windows.net/?${secrets.endpointSas};` +
+                        `EndpointSuffix=core.windows.net`,
+                    SMARTSHEET_BASE_URL: "https://api.smartsheet.eu/2.0/",
+                    ALERT_WEBHOOK_URL: `https://${secrets.webhookUser}:${secrets.webhookPassword}@hooks.example.com/services/T01/${secrets.webhookPathKey}?${secrets.webhookQuery}`,
+                }),
+            ),
         );
-        expect(shown).not.toContain(TOKEN);
-        expect(shown).not.toContain("c2VjcmV0");
+        for (const secret of [TOKEN, ...Object.values(secrets)]) expect(shown).not.toContain(secret);
+        for (const part of ["R2VoZWltbmlz", "RW5kcG9pbnRTYXM", "XyZsecretPathKey123", "QueryKey987"]) expect(shown).not.toContain(part);
         expect(shown).toContain('"SMARTSHEET_ACCESS_TOKEN":"(set)"');
+        expect(shown).toContain("AccountName=sheetwrightprod");
+        expect(shown).toContain("TableEndpoint=https://sheetwrightprod.table.core.windows.net/…");
+        expect(shown).toContain('"ALERT_WEBHOOK_URL":"https://hooks.example.com/…"');
+        expect(shown).toContain('"SMARTSHEET_BASE_URL":"https://api.smartsheet.eu/…"');
+        expect(shown).toContain('"INTAKE_SHEET_ID":4583173393803140');
+    });
+
+    it("refuses a Smartsheet base URL or webhook over plain http except on this machine (the token would travel in clear)", () => {
+        expect(problemsOf({ ...valid, SMARTSHEET_BASE_URL: "http://api.smartsheet.com/2.0/" }).problems).toEqual([
+            expect.stringMatching(/^SMARTSHEET_BASE_URL: expected an https URL \(plain http only on 127.0.0.1, \[::1\] or localhost\)/),
+        ]);
+        expect(problemsOf({ ...valid, ALERT_WEBHOOK_URL: "http://hooks.example.com/x" }).problems).toEqual([
+            expect.stringMatching(/^ALERT_WEBHOOK_URL: expected an https URL/),
+        ]);
+        for (const local of ["http://127.0.0.1:7072/2.0/", "http://localhost:7072/2.0/", "http://[::1]:7072/2.0/"]) {
+            expect(loadConfig({ ...valid, SMARTSHEET_BASE_URL: local }).SMARTSHEET_BASE_URL).toBe(local);
+        }
+        expect(() => loadConfig({ ...valid, SMARTSHEET_BASE_URL: "http://localhost.evil.example/2.0/" })).toThrow(/expected an https URL/);
     });
 });
 
