@@ -1,11 +1,15 @@
 import * as df from "durable-functions";
 import { recoveryDeps } from "../shared/composition";
-import { unparkJob } from "../shared/recovery/unpark";
+import { boundedBodyText } from "../shared/http/boundedBody";
+import { MAX_UNPARK_BODY_BYTES, unparkBodyTooLarge, unparkJob } from "../shared/recovery/unpark";
 
 df.app.client.http("unparkJob", {
     route: "jobs/{jobKey}/unpark",
     methods: ["POST"],
     authLevel: "function",
-    handler: async (request, client, context) =>
-        unparkJob(await recoveryDeps(context, client), request.params.jobKey ?? "", await request.text()),
+    handler: async (request, client, context) => {
+        const body = await boundedBodyText(request, MAX_UNPARK_BODY_BYTES);
+        if (body === undefined) return unparkBodyTooLarge();
+        return unparkJob(await recoveryDeps(context, client), request.params.jobKey ?? "", body);
+    },
 });

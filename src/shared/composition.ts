@@ -13,6 +13,7 @@ import type { Logger, ProvisioningDeps } from "./provisioning/ProvisioningDeps";
 import type { RecoveryDeps } from "./recovery/reconcile";
 import { SdkSmartsheet } from "./smartsheet/SdkSmartsheet";
 import { createQueueClient, createTableClient } from "./storage";
+import { logLine } from "./text/logText";
 import type { TableClient } from "@azure/data-tables";
 import type { QueueClient } from "@azure/storage-queue";
 
@@ -86,11 +87,12 @@ export async function jobStore(): Promise<JobStore> {
     return shared!.jobs;
 }
 
+/** The invocation's log, one line per message: nothing a customer or caller typed can forge a line. */
 export function loggerFor(context: InvocationContext): Logger {
     return {
-        info: (message) => context.info(message),
-        warn: (message) => context.warn(message),
-        error: (message) => context.error(message),
+        info: (message) => context.info(logLine(message)),
+        warn: (message) => context.warn(logLine(message)),
+        error: (message) => context.error(logLine(message)),
     };
 }
 

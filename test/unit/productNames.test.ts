@@ -63,6 +63,21 @@ describe("composeProductNames", () => {
         );
     });
 
+    it("lets no invisible or bidirectional formatting character (Unicode Cf) into a name, keeping the joiner inside an emoji", () => {
+        const names = composeProductNames("IND-1", "Pump\u202Eexe.\u2066Set\u2069\u200B \uFEFFLab 👩\u200D🔬 a\u200Db", TEMPLATE);
+        for (const name of [names.folder, ...Object.values(names.sheets)]) {
+            expect(name.replace(/(?<=\p{Extended_Pictographic})\u200D(?=\p{Extended_Pictographic})/gu, "")).not.toMatch(/\p{Cf}/u);
+        }
+        expect(names.folder).toBe("IND-1 Pumpexe.Set Lab 👩\u200D🔬 ab");
+        fc.assert(
+            fc.property(fc.string({ unit: "binary", maxLength: 80 }), (name) => {
+                const cleaned = cleanText(name);
+                return !/\p{Cf}/u.test(cleaned.replace(/(?<=\p{Extended_Pictographic}\uFE0F?)\u200D(?=\p{Extended_Pictographic})/gu, ""));
+            }),
+            { numRuns: 2000 },
+        );
+    });
+
     it("gives the seven sheets of a product seven distinct names", () => {
         fc.assert(
             fc.property(productCode, productName, (code, name) => {

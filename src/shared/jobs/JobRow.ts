@@ -117,6 +117,8 @@ export const JobRow = z.object({
     parkAlertAttempts: z.number().int().min(0).default(0),
     parkAlertError: z.string().optional(),
     rejectReason: z.string().optional(),
+    /** Who unparked the job, when, and why: the audit trail of `POST /api/jobs/{key}/unpark`. */
+    unparks: json(z.array(z.object({ by: z.string(), note: z.string().optional(), at: Timestamp, parkReason: z.string().optional() }))).default([]),
     lastError: z.string().optional(),
     smartsheetCalls: z.number().int().min(0).default(0),
     callsByOperation: json(z.record(z.string(), z.number().int())).default({}),

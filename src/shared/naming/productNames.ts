@@ -69,11 +69,16 @@ export function referenceName(productCode: string, templateReferenceName: string
     return `${fitText(full, MAX_NAME_LENGTH - 7)}~${digest}`;
 }
 
-/** NFC, no control characters or lone surrogates, whitespace runs folded to one space. */
+/**
+ * NFC, no control characters or lone surrogates, no invisible or bidirectional formatting
+ * characters (Unicode Cf: U+202E, U+200B, U+2066…) except the zero-width joiner inside an emoji
+ * sequence (👩‍🔬), whitespace runs folded to one space.
+ */
 export function cleanText(text: string): string {
     return text
         .normalize("NFC")
         .replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "")
+        .replace(/(?<!\p{Extended_Pictographic}\uFE0F?)\u200D|\u200D(?!\p{Extended_Pictographic})|(?!\u200D)\p{Cf}/gu, "")
         .replace(/[\p{Cc}\p{Zl}\p{Zp}]/gu, " ")
         .replace(/\s+/gu, " ")
         .trim()

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { hasHiddenCharacters, logLine } from "../text/logText";
 import { problem, type ApiResponse } from "../jobs/jobsApi";
 import { currentInstanceId, formatJobKey, parseJobKey } from "../jobs/JobRow";
 import { JobConcurrencyError, JobStateConflictError } from "../jobs/JobStore";
@@ -8,11 +9,25 @@ import { LIVE_STATUSES } from "../orchestration/Orchestrations";
 import { OrchestrationNames, UNPARK_EVENT, type UnparkEvent } from "../provisioning/contracts";
 import type { RecoveryDeps } from "./reconcile";
 
-/** Optional body of `POST /api/jobs/{jobKey}/unpark`. */
+const plainText = (max: number) =>
+    z
+        .string()
+        .trim()
+        .max(max)
+        .refine((text) => !hasHiddenCharacters(text), "must not hold control or invisible formatting characters");
+
+/** Optional body of `POST /api/jobs/{jobKey}/unpark`: kept on the job row as the audit trail. */
 export const UnparkRequest = z.strictObject({
-    by: z.string().trim().min(1).max(100).optional(),
-    note: z.string().trim().max(500).optional(),
+    by: plainText(100).pipe(z.string().min(1)).optional(),
+    note: plainText(500).optional(),
 });
+
+/** Larger bodies are refused before they are parsed. */
+export const MAX_UNPARK_BODY_BYTES = 4096;
+
+export function unparkBodyTooLarge(): ApiResponse {
+    return problem(413, `The body is larger than ${MAX_UNPARK_BODY_BYTES} bytes; send at most {"by","note"}.`);
+}
 
 /**
  * Resumes a parked job. If its orchestration is waiting, the `unpark` event is raised and the
@@ -21,7 +36,11 @@ export const UnparkRequest = z.strictObject({
  */
 export async function unparkJob(deps: RecoveryDeps, jobKeyText: string, bodyText: string): Promise<ApiResponse> {
     const key = parseJobKey(jobKeyText);
-    if (!key) return problem(400, `"${jobKeyText}" is not a job key; expected <intakeSheetId>-<intakeRowId>.`);
+    if (!key) return problem(400, `"${logLine(jobKeyText.slice(0, 100))}" is not a job key; expected <intakeSheetId>-<intakeRowId>.`);
+    if (key.pk !== String(deps.config.INTAKE_SHEET_ID)) {
+        return problem(404, `There is no job ${jobKeyText} on this app's intake sheet (${deps.config.INTAKE_SHEET_ID}).`);
+    }
+    if (Buffer.byteLength(bodyText, "utf8") > MAX_UNPARK_BODY_BYTES) return unparkBodyTooLarge();
     let body: unknown = {};
     if (bodyText.trim() !== "") {
         try {
@@ -44,7 +63,16 @@ export async function unparkJob(deps: RecoveryDeps, jobKeyText: string, bodyText
     const instanceId = currentInstanceId(row);
     const status = await deps.orchestrations.status(instanceId);
     const by = request.data.by ?? "ops";
+    const trail = { by, note: request.data.note, at: deps.now().toISOString(), parkReason: row.parkReason };
     if (status && LIVE_STATUSES.includes(status.runtimeStatus)) {
+        try {
+            await deps.jobs.replace(stored, { ...row, unparks: [...row.unparks, trail] }, { from: ["parked"] });
+        } catch (error) {
+            if (error instanceof JobConcurrencyError || error instanceof JobStateConflictError) {
+                return problem(409, `Job ${jobKey} changed while it was being unparked; look at it again.`);
+            }
+            throw error;
+        }
         const event: UnparkEvent = { parkedAt: row.parkedAt, by, note: request.data.note };
         await deps.orchestrations.raiseEvent(instanceId, UNPARK_EVENT, event);
         deps.log.info(`job ${jobKey}: unpark requested by ${by}; event raised on ${instanceId}`);
@@ -67,6 +95,7 @@ export async function unparkJob(deps: RecoveryDeps, jobKeyText: string, bodyText
                 parkedAt: undefined,
                 parkAlerted: false,
                 lastProgressAt: deps.now().toISOString(),
+                unparks: [...row.unparks, trail],
             },
             { from: ["parked"] },
         );
