@@ -1,5 +1,6 @@
 import { formatJobKey, type JobKey, type JobRow } from "../jobs/JobRow";
 import { JobConcurrencyError, JobStateConflictError } from "../jobs/JobStore";
+import { cleanText } from "../naming/productNames";
 import type { ProvisioningDeps } from "./ProvisioningDeps";
 
 /**
@@ -53,13 +54,15 @@ export async function sendParkAlert(deps: Pick<ProvisioningDeps, "config">, row:
     const response = await fetch(url, {
         method: "POST",
         headers: { "content-type": "application/json" },
+        // A redirect could take the alert (and what it says) somewhere nobody configured.
+        redirect: "manual",
         body: JSON.stringify({
             event: "job.parked",
             jobKey,
-            productCode: row.productCode,
-            productName: row.productName,
+            productCode: inertText(row.productCode),
+            productName: inertText(row.productName),
             stage: row.stage,
-            reason: row.parkReason,
+            reason: row.parkReason === undefined ? undefined : inertText(row.parkReason),
             recoveries: row.recoveries,
             parkedAt: row.parkedAt,
             jobUrl,
@@ -67,6 +70,17 @@ export async function sendParkAlert(deps: Pick<ProvisioningDeps, "config">, row:
         }),
         signal: AbortSignal.timeout(10_000),
     });
+    // Nothing of the answer is needed but its status: never read (or wait for) a body of any size.
     await response.body?.cancel();
+    if (response.status >= 300 && response.status < 400) throw new Error(`the webhook answered ${response.status}; redirects are not followed`);
     if (!response.ok) throw new Error(`the webhook answered ${response.status}`);
+}
+
+/**
+ * Customer text as inert data for a chat tool: no mention (`@channel`, `<@U123>`, `<!here>`), no
+ * link or markup (`<url|text>`, `*bold*`, `[x](y)`, `# heading`), no invisible characters. Markup
+ * characters become their full-width twins, which read the same and mean nothing.
+ */
+export function inertText(text: string): string {
+    return cleanText(text).replace(/[@<>&*_~`|[\]#]/g, (character) => String.fromCodePoint(character.codePointAt(0)! + 0xfee0));
 }
