@@ -3,6 +3,9 @@ import { z } from "zod";
 import type { RegisteredFunctionInfo } from "../functionCatalog";
 import { readBody, sendEmpty, sendJson } from "./respond";
 
+/** An admin request carries at most `{"input": "..."}`. */
+const MAX_ADMIN_BODY_BYTES = 64 * 1024;
+
 export type HostState = "Starting" | "Running" | "Stopping" | "Stopped";
 
 export interface AdminTarget {
@@ -40,7 +43,7 @@ export async function handleAdminApi(target: AdminTarget, req: IncomingMessage, 
         if (!info) return sendJson(res, 404, { message: `No function named '${name}' is registered.` });
         if (method === "GET") return sendJson(res, 200, info);
         if (method === "POST") {
-            const text = (await readBody(req)).toString("utf8").trim();
+            const text = (await readBody(req, MAX_ADMIN_BODY_BYTES)).toString("utf8").trim();
             let input: string | undefined;
             if (text !== "") {
                 let parsed: unknown;

@@ -40,8 +40,20 @@ function generateKey(): string {
     return randomBytes(30).toString("base64url");
 }
 
-/** True when the request comes from this machine (the admin API's loopback exemption). */
+/**
+ * True when the request comes from a program on this machine (the admin API's loopback
+ * exemption): a loopback peer that names a loopback host, and no browser page behind it — a
+ * page on any site can make the developer's browser send requests to 127.0.0.1 (and rebind a
+ * DNS name to it), but then the browser says so with an `Origin` header or a foreign `Host`.
+ */
 export function isLoopback(req: IncomingMessage): boolean {
     const address = req.socket.remoteAddress ?? "";
-    return address === "127.0.0.1" || address === "::1" || address === "::ffff:127.0.0.1" || address.startsWith("127.");
+    const peer = address === "::1" || address.startsWith("127.") || address.startsWith("::ffff:127.");
+    return peer && req.headers.origin === undefined && isLoopbackHost(req.headers.host);
+}
+
+function isLoopbackHost(host: string | undefined): boolean {
+    if (host === undefined) return true;
+    const name = host.replace(/:\d+$/, "").toLowerCase();
+    return name === "localhost" || name === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(name);
 }

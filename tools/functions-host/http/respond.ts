@@ -10,7 +10,9 @@ export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<
             size += chunk.length;
             if (size > limit) {
                 reject(new HttpError(413, `The request body is larger than ${limit} bytes.`));
-                req.destroy();
+                // Read on without keeping anything, so the 413 can still be answered.
+                req.removeAllListeners("data");
+                req.resume();
                 return;
             }
             chunks.push(chunk);
