@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { sweepIntake } from "../../src/shared/intake/intakeSweep";
 import type { JobKey } from "../../src/shared/jobs/JobRow";
 import type { SimSheetState, SimState } from "../../tools/smartsheet-sim";
-import { useProvisioningHarness, type Harness } from "../helpers/provisioningHarness";
+import { useProvisioningHarness } from "../helpers/provisioningHarness";
 import { inspectProduct } from "../helpers/inspectProduct";
 import { runSteps } from "../helpers/runSteps";
 
@@ -154,7 +154,7 @@ describe("a template edited after the sweep, before the copies", () => {
 
 /** Calls for one product on the seeded template, template unchanged since the sweep. */
 const ONE_PRODUCT_ON_THE_SEEDED_TEMPLATE = {
-    // 2 before this change: the sweep's listing is not counted here; the product folder's, and now the template's.
+    // 2 before the template listing at the start of remapReferences.
     getFolderChildren: 3,
     createFolder: 1,
     copySheet: 7,
