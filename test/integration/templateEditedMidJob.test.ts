@@ -2,7 +2,11 @@ import { describe, expect, it } from "vitest";
 import { sweepIntake } from "../../src/shared/intake/intakeSweep";
 import type { JobKey } from "../../src/shared/jobs/JobRow";
 import type { SimSheetState, SimState } from "../../tools/smartsheet-sim";
-import { useProvisioningHarness } from "../helpers/provisioningHarness";
+import { copyTemplateSheet, ensureProductFolder, verifyCopies } from "../../src/shared/provisioning/copyStage";
+import { beginAttempt, enterStage } from "../../src/shared/provisioning/lifecycle";
+import { blueprintVersion } from "../../src/shared/provisioning/Blueprint";
+import { remapReferences } from "../../src/shared/provisioning/renameStage";
+import { useProvisioningHarness, type Harness } from "../helpers/provisioningHarness";
 import { inspectProduct } from "../helpers/inspectProduct";
 import { runSteps } from "../helpers/runSteps";
 
@@ -19,18 +23,7 @@ describe("a template edited after the sweep, before the copies", () => {
         const key = deps.enqueued[0]!;
         await nextSecond(); // Smartsheet's modifiedAt counts whole seconds
 
-        const changeLog = templateSheet(sim.core.state(), "Change Log");
-        const specifications = templateSheet(sim.core.state(), "Specifications");
-        const value = column(specifications, "Value");
-        await deps.smartsheet.createCrossSheetReference(changeLog.id, {
-            name: "Specification Values",
-            sourceSheetId: specifications.id,
-            startColumnId: value,
-            endColumnId: value,
-        });
-        await deps.smartsheet.updateRows(changeLog.id, [
-            { id: changeLog.rows[0]!.id, cells: [{ columnId: column(changeLog, "Change"), formula: "=SUM({Specification Values})" }] },
-        ]);
+        await addSpecificationValuesFormula(deps, sim.core.state());
         await deps.smartsheet.addSummaryFields(templateSheet(sim.core.state(), "Suppliers").id, [{ title: "Product Code", type: "TEXT_NUMBER" }]);
 
         await runSteps(deps, key);
@@ -53,19 +46,7 @@ describe("a template edited after the sweep, before the copies", () => {
         const { deps, sim } = harness.current;
         const changeLog = templateSheet(sim.core.state(), "Change Log");
         const specifications = templateSheet(sim.core.state(), "Specifications");
-        const flowRate = specifications.rows.find((row) => primaryValue(specifications, row) === "Flow Rate")!;
-        const value = column(specifications, "Value");
-        await deps.smartsheet.createCrossSheetReference(changeLog.id, {
-            name: "Flow Rate Value",
-            sourceSheetId: specifications.id,
-            startRowId: flowRate.id,
-            endRowId: flowRate.id,
-            startColumnId: value,
-            endColumnId: value,
-        });
-        await deps.smartsheet.updateRows(changeLog.id, [
-            { id: changeLog.rows[0]!.id, cells: [{ columnId: column(changeLog, "Change"), formula: "=SUM({Flow Rate Value})" }] },
-        ]);
+        await addFlowRateFormula(deps, changeLog, specifications);
         await sweepIntake(deps);
         const key = deps.enqueued[0]!;
         await nextSecond();
@@ -150,7 +131,102 @@ describe("a template edited after the sweep, before the copies", () => {
         expect(risksCopy.rows[0]!.cells.find((cell) => cell.columnId === column(risksCopy, "Mitigation"))?.formula).toBe("=COUNT({Filed Products})");
         expect(row.state).toBe("done");
     });
+    it("falls back to the copies when the template's analysis does not describe them although the version is the same (an edit within the same second)", async () => {
+        const { deps, sim } = harness.current;
+        await sweepIntake(deps);
+        const key = deps.enqueued[0]!;
+        const analysed = (await deps.blueprints.get((await deps.jobs.require(key)).row.blueprintVersion!))!;
+        await addSpecificationValuesFormula(deps, sim.core.state());
+        const now = await listTemplate(deps, sim.core.state());
+        // The stale analysis filed under the version the listing shows now: what a same-second edit leaves behind.
+        await deps.blueprints.save({ ...analysed, version: blueprintVersion(now) });
+        await deps.jobs.update(key, (row) => ({ ...row, blueprintVersion: blueprintVersion(now) }), { from: ["queued"] });
+
+        await runSteps(deps, key);
+
+        const row = (await deps.jobs.require(key)).row;
+        expect(formulasOutsideProduct(productSheets(sim.core.state(), row.productCode))).toEqual([]);
+        expect(deps.logs.some((line) => line.includes("do not match the template's analysis"))).toBe(true);
+        expect(row.state).toBe("done");
+    });
+
+    it("parks a product whose formula uses a reference into a template sheet added after the sweep, which the product has no copy of", async () => {
+        const { deps, sim } = harness.current;
+        await sweepIntake(deps);
+        const key = deps.enqueued[0]!;
+        await nextSecond();
+        const state = sim.core.state();
+        const glossary = await deps.smartsheet.copySheet(templateSheet(state, "Suppliers").id, {
+            destinationFolderId: state.templateFolderId!,
+            newName: "Glossary",
+            include: ["data"],
+        });
+        const changeLog = templateSheet(state, "Change Log");
+        const glossarySheet = sim.core.state().sheets.find((sheet) => sheet.id === glossary.id)!;
+        const supplier = column(glossarySheet, "Supplier");
+        await deps.smartsheet.createCrossSheetReference(changeLog.id, { name: "Glossary Terms", sourceSheetId: glossary.id, startColumnId: supplier, endColumnId: supplier });
+        await deps.smartsheet.updateRows(changeLog.id, [
+            { id: changeLog.rows[0]!.id, cells: [{ columnId: column(changeLog, "Change"), formula: "=COUNT({Glossary Terms})" }] },
+        ]);
+
+        await expect(runSteps(deps, key)).rejects.toThrow(/Change Log.*\{Glossary Terms\}.*template sheet .*Glossary/s);
+        expect((await deps.jobs.require(key)).row.remapped).toEqual([]);
+    });
+
+    it("parks rather than guess when a row range's template sheet had rows inserted between two copies of the same product", async () => {
+        const { deps, sim } = harness.current;
+        const changeLog = templateSheet(sim.core.state(), "Change Log");
+        const specifications = templateSheet(sim.core.state(), "Specifications");
+        await addFlowRateFormula(deps, changeLog, specifications);
+        await sweepIntake(deps);
+        const key = deps.enqueued[0]!;
+        const step = { jobKey: key, instanceId: (await deps.jobs.require(key)).row.instanceId! };
+        await beginAttempt(deps, { ...step, attempt: 1 });
+        await ensureProductFolder(deps, step);
+        await copyTemplateSheet(deps, { ...step, template: "Specifications" });
+        await nextSecond();
+        await deps.smartsheet.addRows(specifications.id, [{ toTop: true, cells: [{ columnId: column(specifications, "Parameter"), value: "Inlet Diameter" }] }]);
+        for (const template of (await deps.jobs.require(key)).row.templates) await copyTemplateSheet(deps, { ...step, template });
+        await verifyCopies(deps, step);
+        await enterStage(deps, { ...step, stage: "rename" });
+
+        const outcome = await remapReferences(deps, step);
+
+        expect(outcome).toMatchObject({ outcome: "permanent", reason: expect.stringMatching(/Change Log.*"Specifications" through \{Flow Rate Value\}.*moved/s) });
+        const product = productSheets(sim.core.state(), (await deps.jobs.require(key)).row.productCode);
+        expect(product.flatMap((sheet) => sheet.crossSheetReferences.map((reference) => reference.name)).filter((name) => name.startsWith("IND") || name.startsWith("CON"))).toEqual([]);
+    });
 });
+
+async function addSpecificationValuesFormula(deps: Harness["deps"], state: SimState): Promise<void> {
+    const changeLog = templateSheet(state, "Change Log");
+    const specifications = templateSheet(state, "Specifications");
+    const value = column(specifications, "Value");
+    await deps.smartsheet.createCrossSheetReference(changeLog.id, { name: "Specification Values", sourceSheetId: specifications.id, startColumnId: value, endColumnId: value });
+    await deps.smartsheet.updateRows(changeLog.id, [
+        { id: changeLog.rows[0]!.id, cells: [{ columnId: column(changeLog, "Change"), formula: "=SUM({Specification Values})" }] },
+    ]);
+}
+
+async function addFlowRateFormula(deps: Harness["deps"], changeLog: SimSheetState, specifications: SimSheetState): Promise<void> {
+    const flowRate = specifications.rows.find((row) => primaryValue(specifications, row) === "Flow Rate")!;
+    const value = column(specifications, "Value");
+    await deps.smartsheet.createCrossSheetReference(changeLog.id, {
+        name: "Flow Rate Value",
+        sourceSheetId: specifications.id,
+        startRowId: flowRate.id,
+        endRowId: flowRate.id,
+        startColumnId: value,
+        endColumnId: value,
+    });
+    await deps.smartsheet.updateRows(changeLog.id, [
+        { id: changeLog.rows[0]!.id, cells: [{ columnId: column(changeLog, "Change"), formula: "=SUM({Flow Rate Value})" }] },
+    ]);
+}
+
+async function listTemplate(deps: Harness["deps"], state: SimState) {
+    return (await deps.smartsheet.listFolderChildren(state.templateFolderId!, ["sheets"])).filter((child) => child.resourceType === "sheet");
+}
 
 /** Calls for one product on the seeded template, template unchanged since the sweep. */
 const ONE_PRODUCT_ON_THE_SEEDED_TEMPLATE = {
