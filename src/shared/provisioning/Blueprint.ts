@@ -1,7 +1,10 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
+import { cleanText } from "../naming/productNames";
+import { isSmartsheetError } from "../smartsheet/errors";
 import type { FolderChild, Sheet, SummaryField } from "../smartsheet/model";
 import type { SmartsheetPort } from "../smartsheet/SmartsheetPort";
+import { NeedsPersonError } from "./errors";
 
 /** The summary field every product gets its code written into. */
 export const PRODUCT_CODE_FIELD = "Product Code";
@@ -39,11 +42,22 @@ export type TemplateSheet = z.infer<typeof TemplateSheet>;
  * (not once per product): which sheets there are, and which of them hold formulas through
  * references to other template sheets.
  */
+/** A sheet outside the template that a template sheet's reference points at (never remapped). */
+export const OutsideSheet = z.object({
+    sheetId: Id,
+    name: z.string(),
+    /** Named like another product's copy of a template sheet: no product may refer to it. */
+    ofAProduct: z.boolean(),
+});
+export type OutsideSheet = z.infer<typeof OutsideSheet>;
+
 export const Blueprint = z.object({
     version: z.string(),
     templateFolderId: Id,
     builtAt: z.string(),
     sheets: z.array(TemplateSheet).min(1),
+    /** Blueprints stored before outside sheets were named have none. */
+    outsideSheets: z.array(OutsideSheet).default([]),
 });
 export type Blueprint = z.infer<typeof Blueprint>;
 
@@ -60,71 +74,140 @@ export function referencesIn(formula: string): string[] {
     return [...formula.matchAll(/\{([^{}]+)\}/g)].map((match) => match[1]!);
 }
 
-/** Reads every template sheet (with its references and summary) and records what to remap. */
-export async function readBlueprint(
-    smartsheet: SmartsheetPort,
-    templateFolderId: number,
-    templateSheets: readonly FolderChild[],
-    now: Date,
-): Promise<Blueprint> {
-    const sheets: Array<{ listed: FolderChild; sheet: Sheet; summary: SummaryField[] }> = [];
-    for (const listed of templateSheets) {
-        const sheet = await smartsheet.getSheet(listed.id, { include: ["crossSheetReferences"] });
-        const summary = sheet.hasSummaryFields === false ? [] : await smartsheet.getSummaryFields(listed.id);
-        sheets.push({ listed, sheet, summary });
-    }
-    const byId = new Map(sheets.map(({ sheet }) => [sheet.id, sheet]));
+/** A sheet as the analysis reads it: with its cross-sheet references, and its summary fields. */
+export interface SheetRead {
+    sheet: Sheet;
+    summary: SummaryField[];
+}
 
-    const templateSheetsOut = sheets.map(({ listed, sheet, summary }): TemplateSheet => {
-        const columnTitle = (sheet_: Sheet, columnId: number | undefined) =>
-            columnId === undefined ? undefined : sheet_.columns.find((column) => column.id === columnId)?.title;
-        const rowNumber = (sheet_: Sheet, rowId: number | undefined) =>
-            rowId === undefined ? undefined : sheet_.rows.find((row) => row.id === rowId)?.rowNumber;
+export async function readSheetForAnalysis(smartsheet: SmartsheetPort, sheetId: number): Promise<SheetRead> {
+    const sheet = await smartsheet.getSheet(sheetId, { include: ["crossSheetReferences"] });
+    const summary = sheet.hasSummaryFields === false ? [] : await smartsheet.getSummaryFields(sheetId);
+    return { sheet, summary };
+}
 
-        const references = (sheet.crossSheetReferences ?? []).map((reference): TemplateReference => {
-            const source = byId.get(reference.sourceSheetId);
-            return {
-                name: reference.name,
-                sourceTemplate: source?.name,
-                sourceSheetId: reference.sourceSheetId,
-                startColumnTitle: source ? columnTitle(source, reference.startColumnId) : undefined,
-                endColumnTitle: source ? columnTitle(source, reference.endColumnId) : undefined,
-                startRowNumber: source ? rowNumber(source, reference.startRowId) : undefined,
-                endRowNumber: source ? rowNumber(source, reference.endRowId) : undefined,
-            };
-        });
-        const internal = new Set(references.filter((reference) => reference.sourceTemplate).map((reference) => reference.name));
-        const usesInternal = (formula: string | undefined): formula is string =>
-            formula !== undefined && referencesIn(formula).some((name) => internal.has(name));
+/** Every template sheet as it is now, by template sheet id. */
+export async function readTemplateSheets(smartsheet: SmartsheetPort, templateSheets: readonly FolderChild[]): Promise<Map<number, SheetRead>> {
+    const reads = new Map<number, SheetRead>();
+    for (const listed of templateSheets) reads.set(listed.id, await readSheetForAnalysis(smartsheet, listed.id));
+    return reads;
+}
 
-        const titleOf = new Map(sheet.columns.map((column) => [column.id, column.title]));
-        const columnFormulaIds = new Set(sheet.columns.filter((column) => column.formula).map((column) => column.id));
+/** Sheets whose references are remapped, by id: the template sheet's name and the sheet its ranges are read from. */
+export type RemappableSheets = ReadonlyMap<number, { name: string; sheet: Sheet }>;
+
+/**
+ * One sheet's references and the formulas that use references into `remappable` sheets, in
+ * terms that survive copying (column titles, row numbers). The same analysis serves a template
+ * sheet and a product's copy of one (whose references still point at the template's sheets).
+ */
+export function analyseSheet(
+    identity: { name: string; templateSheetId: number; modifiedAt?: string },
+    { sheet, summary }: SheetRead,
+    remappable: RemappableSheets,
+): TemplateSheet {
+    const columnTitle = (source: Sheet, columnId: number | undefined) =>
+        columnId === undefined ? undefined : source.columns.find((column) => column.id === columnId)?.title;
+    const rowNumber = (source: Sheet, rowId: number | undefined) =>
+        rowId === undefined ? undefined : source.rows.find((row) => row.id === rowId)?.rowNumber;
+
+    const references = (sheet.crossSheetReferences ?? []).map((reference): TemplateReference => {
+        const source = remappable.get(reference.sourceSheetId);
         return {
-            name: listed.name,
-            templateSheetId: listed.id,
-            modifiedAt: listed.modifiedAt,
-            references,
-            // Cells of a column with a column formula show that formula; it is rewritten once, on the column.
-            cellFormulas: sheet.rows.flatMap((row) =>
-                row.cells
-                    .filter((cell) => !columnFormulaIds.has(cell.columnId) && usesInternal(cell.formula))
-                    .map((cell) => ({ rowNumber: row.rowNumber, columnTitle: titleOf.get(cell.columnId) ?? "", formula: cell.formula! })),
-            ),
-            columnFormulas: sheet.columns
-                .filter((column) => usesInternal(column.formula))
-                .map((column) => ({ columnTitle: column.title, formula: column.formula! })),
-            summaryFormulas: summary
-                .filter((field) => usesInternal(field.formula))
-                .map((field) => ({ title: field.title, formula: field.formula! })),
-            summaryTitles: summary.map((field) => field.title),
+            name: reference.name,
+            sourceTemplate: source?.name,
+            sourceSheetId: reference.sourceSheetId,
+            startColumnTitle: source ? columnTitle(source.sheet, reference.startColumnId) : undefined,
+            endColumnTitle: source ? columnTitle(source.sheet, reference.endColumnId) : undefined,
+            startRowNumber: source ? rowNumber(source.sheet, reference.startRowId) : undefined,
+            endRowNumber: source ? rowNumber(source.sheet, reference.endRowId) : undefined,
         };
     });
+    const internal = new Set(references.filter((reference) => reference.sourceTemplate).map((reference) => reference.name));
+    const usesInternal = (formula: string | undefined): formula is string =>
+        formula !== undefined && referencesIn(formula).some((name) => internal.has(name));
 
+    const titleOf = new Map(sheet.columns.map((column) => [column.id, column.title]));
+    const columnFormulaIds = new Set(sheet.columns.filter((column) => column.formula).map((column) => column.id));
+    return {
+        name: identity.name,
+        templateSheetId: identity.templateSheetId,
+        modifiedAt: identity.modifiedAt,
+        references,
+        // Cells of a column with a column formula show that formula; it is rewritten once, on the column.
+        cellFormulas: sheet.rows.flatMap((row) =>
+            row.cells
+                .filter((cell) => !columnFormulaIds.has(cell.columnId) && usesInternal(cell.formula))
+                .map((cell) => ({ rowNumber: row.rowNumber, columnTitle: titleOf.get(cell.columnId) ?? "", formula: cell.formula! })),
+        ),
+        columnFormulas: sheet.columns
+            .filter((column) => usesInternal(column.formula))
+            .map((column) => ({ columnTitle: column.title, formula: column.formula! })),
+        summaryFormulas: summary.filter((field) => usesInternal(field.formula)).map((field) => ({ title: field.title, formula: field.formula! })),
+        summaryTitles: summary.map((field) => field.title),
+    };
+}
+
+/** The blueprint of template sheets already read: each analysed against all the others. */
+export function blueprintOf(
+    templateFolderId: number,
+    templateSheets: readonly FolderChild[],
+    reads: ReadonlyMap<number, SheetRead>,
+    outsideSheets: readonly OutsideSheet[],
+    now: Date,
+): Blueprint {
+    const remappable: RemappableSheets = new Map(templateSheets.map((listed) => [listed.id, { name: listed.name, sheet: reads.get(listed.id)!.sheet }]));
     return Blueprint.parse({
         version: blueprintVersion(templateSheets),
         templateFolderId,
         builtAt: now.toISOString(),
-        sheets: templateSheetsOut,
+        sheets: templateSheets.map((listed) =>
+            analyseSheet({ name: listed.name, templateSheetId: listed.id, modifiedAt: listed.modifiedAt }, reads.get(listed.id)!, remappable),
+        ),
+        outsideSheets,
+    });
+}
+
+/** Sheets outside the template that the template sheets' references point at. */
+export function outsideSheetIds(templateSheets: readonly FolderChild[], reads: ReadonlyMap<number, SheetRead>): number[] {
+    const templateIds = new Set(templateSheets.map((listed) => listed.id));
+    return [...reads.values()].flatMap(({ sheet }) =>
+        (sheet.crossSheetReferences ?? []).map((reference) => reference.sourceSheetId).filter((id) => !templateIds.has(id)),
+    );
+}
+
+/**
+ * Names the sheets outside the template that references point at (one read each, once per
+ * template version), and tells a product's sheet from a shared one by its name.
+ */
+export async function readOutsideSheets(
+    smartsheet: SmartsheetPort,
+    sheetIds: readonly number[],
+    templateSheetNames: readonly string[],
+): Promise<OutsideSheet[]> {
+    const found: OutsideSheet[] = [];
+    for (const sheetId of new Set(sheetIds)) {
+        let name: string;
+        try {
+            name = (await smartsheet.getSheet(sheetId)).name;
+        } catch (error) {
+            if (!(isSmartsheetError(error) && error.kind === "permanent")) throw error;
+            throw new NeedsPersonError(
+                `A template formula refers to sheet ${sheetId} outside the template, which Sheetwright cannot read (${error.message}); ` +
+                    `share that sheet with Sheetwright's account or remove the reference from the template, then unpark the job.`,
+            );
+        }
+        found.push({ sheetId, name, ofAProduct: isNamedLikeAProductSheet(name, templateSheetNames) });
+    }
+    return found;
+}
+
+/** Product sheets are named `<code> <product name> - <template sheet name>` (see composeProductNames). */
+export function isNamedLikeAProductSheet(name: string, templateSheetNames: readonly string[]): boolean {
+    const clean = cleanText(name);
+    return templateSheetNames.some((template) => {
+        const suffix = ` - ${cleanText(template)}`;
+        return clean.endsWith(suffix) && clean.length > suffix.length;
     });
 }
 

@@ -1,18 +1,14 @@
 import type { JobRow } from "../jobs/JobRow";
+import type { FolderChild } from "../smartsheet/model";
 import type { SmartsheetPort } from "../smartsheet/SmartsheetPort";
-import { Blueprint, blueprintVersion, holders, readBlueprint } from "./Blueprint";
+import { Blueprint, blueprintOf, blueprintVersion, holders, outsideSheetIds, readOutsideSheets, readTemplateSheets, type SheetRead } from "./Blueprint";
 import { NeedsPersonError } from "./errors";
 import type { ProvisioningDeps } from "./ProvisioningDeps";
 
-/**
- * The blueprint of the template folder as it is now: one listing of the folder, plus a full
- * read of the template only when the template changed since the last analysis.
- */
-export async function prepareBlueprint(
-    deps: Pick<ProvisioningDeps, "blueprints" | "log" | "now">,
-    smartsheet: SmartsheetPort,
-    templateFolderId: number,
-): Promise<Blueprint> {
+type BlueprintDeps = Pick<ProvisioningDeps, "blueprints" | "log" | "now">;
+
+/** The template folder's sheets (one listing), refused when a person has to tidy the template first. */
+export async function listTemplateSheets(smartsheet: SmartsheetPort, templateFolderId: number): Promise<FolderChild[]> {
     const templateSheets = (await smartsheet.listFolderChildren(templateFolderId, ["sheets"])).filter(
         (child) => child.resourceType === "sheet",
     );
@@ -24,17 +20,43 @@ export async function prepareBlueprint(
     if (repeated.length > 0) {
         throw new NeedsPersonError(`The template folder has two sheets named "${repeated[0]}"; template sheet names must be distinct.`);
     }
-    const version = blueprintVersion(templateSheets);
-    const known = await deps.blueprints.get(version);
-    if (known) return known;
+    return templateSheets;
+}
 
-    const blueprint = await readBlueprint(smartsheet, templateFolderId, templateSheets, deps.now());
+/**
+ * The blueprint of the template folder as it is now: one listing of the folder, plus a full
+ * read of the template only when the template changed since the last analysis.
+ */
+export async function prepareBlueprint(deps: BlueprintDeps, smartsheet: SmartsheetPort, templateFolderId: number): Promise<Blueprint> {
+    const templateSheets = await listTemplateSheets(smartsheet, templateFolderId);
+    const known = await deps.blueprints.get(blueprintVersion(templateSheets));
+    if (known) return known;
+    return (await analyseTemplate(deps, smartsheet, templateFolderId, templateSheets)).blueprint;
+}
+
+/**
+ * Reads every sheet of the template as listed, and stores its blueprint unless this version
+ * was analysed before. The reads come back too: they map a copy's references (which keep the
+ * template's row and column ids) to row numbers and column titles.
+ */
+export async function analyseTemplate(
+    deps: BlueprintDeps,
+    smartsheet: SmartsheetPort,
+    templateFolderId: number,
+    templateSheets: readonly FolderChild[],
+): Promise<{ blueprint: Blueprint; reads: Map<number, SheetRead> }> {
+    const reads = await readTemplateSheets(smartsheet, templateSheets);
+    const known = await deps.blueprints.get(blueprintVersion(templateSheets));
+    if (known) return { blueprint: known, reads };
+
+    const outsideSheets = await readOutsideSheets(smartsheet, outsideSheetIds(templateSheets, reads), templateSheets.map((listed) => listed.name));
+    const blueprint = blueprintOf(templateFolderId, templateSheets, reads, outsideSheets, deps.now());
     await deps.blueprints.save(blueprint);
     deps.log.info(
-        `template ${version}: analysed ${blueprint.sheets.length} sheets; ` +
+        `template ${blueprint.version}: analysed ${blueprint.sheets.length} sheets; ` +
             `${holders(blueprint).map((sheet) => sheet.name).join(", ") || "none"} use references into the template`,
     );
-    return blueprint;
+    return { blueprint, reads };
 }
 
 /** The blueprint a job was accepted with; rebuilt from the template if it went missing. */

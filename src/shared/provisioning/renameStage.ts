@@ -1,11 +1,25 @@
-import type { JobRow } from "../jobs/JobRow";
+import { formatJobKey, type JobRow } from "../jobs/JobRow";
 import { referenceName } from "../naming/productNames";
 import { AmbiguousWriteError, isSmartsheetError } from "../smartsheet/errors";
-import type { Sheet, SummaryField } from "../smartsheet/model";
+import type { FolderChild, Sheet, SummaryField } from "../smartsheet/model";
 import type { NewCrossSheetReference, RowUpdate, SmartsheetPort, SummaryFieldUpdate } from "../smartsheet/SmartsheetPort";
-import { holders, PRODUCT_CODE_FIELD, type TemplateReference, type TemplateSheet } from "./Blueprint";
+import {
+    analyseSheet,
+    blueprintVersion,
+    holders,
+    PRODUCT_CODE_FIELD,
+    readOutsideSheets,
+    readSheetForAnalysis,
+    type OutsideSheet,
+    type RemappableSheets,
+    type SheetRead,
+    type TemplateReference,
+    type TemplateSheet,
+} from "./Blueprint";
+import { analyseTemplate, listTemplateSheets } from "./blueprintSource";
 import type { StepInput, StepOutcome } from "./contracts";
 import { NeedsPersonError } from "./errors";
+import { formulasOf, referenceProblems, rowsLineUp, type ReferenceProblem, type ReferenceTargets } from "./productReferences";
 import type { ProvisioningDeps } from "./ProvisioningDeps";
 import { runStep, type StepContext } from "./runStep";
 
@@ -18,53 +32,228 @@ const ALREADY_EXISTS = 1129;
  * product's own copy of that sheet — columns matched by title, rows by row number — and
  * rewrite its cell, column and summary-field formulas to use it. Each sheet it needs is read
  * once; a reference that already exists is adopted.
+ *
+ * The job's blueprint describes the copies only if no template sheet changed since the sweep
+ * analysed it (one listing of the template folder tells). Otherwise the product's own copies are
+ * analysed — they may come from either version — and the template is analysed again for later
+ * jobs. Either way nothing is written before every formula of the sheets read is known to use
+ * only the product's own sheets or shared sheets outside the template.
  */
 export function remapReferences(deps: ProvisioningDeps, input: StepInput): Promise<StepOutcome> {
     return runStep(deps, input, "remapReferences", async (context) => {
         const { row, smartsheet } = context;
-        const blueprint = await context.blueprint(row);
-        const todo = holders(blueprint).filter((holder) => !row.remapped.includes(holder.name));
-        if (todo.length === 0) return;
-
-        const toRead = new Set<string>();
-        const summariesToRead = new Set<string>();
-        for (const holder of todo) {
-            if (holder.cellFormulas.length > 0 || holder.columnFormulas.length > 0) toRead.add(holder.name);
-            if (holder.summaryFormulas.length > 0) summariesToRead.add(holder.name);
-            for (const reference of holder.references) if (reference.sourceTemplate) toRead.add(reference.sourceTemplate);
+        if (row.templates.every((template) => row.remapped.includes(template))) return;
+        const job = formatJobKey(input.jobKey);
+        const listing = await listTemplateSheets(smartsheet, deps.config.TEMPLATE_FOLDER_ID);
+        const version = blueprintVersion(listing);
+        if (version === row.blueprintVersion) {
+            const problems = await remapFromBlueprint(deps, context, listing);
+            if (problems.length === 0) return;
+            deps.log.warn(
+                `job ${job}: the copies do not match the template's analysis (${problems[0]!.message}); the product is analysed from its copies`,
+            );
+        } else {
+            deps.log.info(
+                `job ${job}: the template changed mid-job (version ${row.blueprintVersion ?? "none"} → ${version}); ` +
+                    `the product is analysed from its copies`,
+            );
         }
-        const copyOf = (template: string) => {
-            const copy = row.copies[template];
-            if (!copy) throw new Error(`The copy of "${template}" is not recorded; the copy stage has to finish first.`);
-            return copy.sheetId;
-        };
-        const sheets = new Map<string, Sheet>();
-        for (const template of toRead) sheets.set(template, await smartsheet.getSheet(copyOf(template)));
-        const summaries = new Map<string, SummaryField[]>();
-        for (const template of summariesToRead) summaries.set(template, await smartsheet.getSummaryFields(copyOf(template)));
-        await context.update((latest) => ({
-            ...latest,
-            summaryFieldIds: {
-                ...latest.summaryFieldIds,
-                ...Object.fromEntries([...summaries].map(([template, fields]) => [template, Object.fromEntries(fields.map((field) => [field.title, field.id]))])),
-            },
-        }));
-
-        for (const holder of todo) {
-            const renamed = new Map<string, string>();
-            for (const reference of holder.references) {
-                if (!reference.sourceTemplate) continue;
-                const target = sheets.get(reference.sourceTemplate)!;
-                const name = referenceName(row.productCode, reference.name);
-                await createReference(deps, smartsheet, copyOf(holder.name), { name, ...rangeIn(target, reference, holder.name) });
-                renamed.set(reference.name, name);
-            }
-            const rewrite = (formula: string) =>
-                formula.replace(/\{([^{}]+)\}/g, (whole, name: string) => (renamed.has(name) ? `{${renamed.get(name)}}` : whole));
-            await rewriteFormulas(smartsheet, copyOf(holder.name), holder, sheets.get(holder.name), summaries.get(holder.name), rewrite);
-            await context.update((latest) => ({ ...latest, remapped: [...new Set([...latest.remapped, holder.name])] }));
-        }
+        await remapFromCopies(deps, context, listing);
     });
+}
+
+/** Every copy was made after the job's analysis of the template: its blueprint says what to remap. */
+async function remapFromBlueprint(deps: ProvisioningDeps, context: StepContext, listing: readonly FolderChild[]): Promise<ReferenceProblem[]> {
+    const { row, smartsheet } = context;
+    const blueprint = await context.blueprint(row);
+    const todo = holders(blueprint).filter((holder) => !row.remapped.includes(holder.name));
+
+    const toRead = new Set<string>();
+    const summariesToRead = new Set<string>();
+    for (const holder of todo) {
+        if (holder.cellFormulas.length > 0 || holder.columnFormulas.length > 0) toRead.add(holder.name);
+        if (holder.summaryFormulas.length > 0) summariesToRead.add(holder.name);
+        for (const reference of holder.references) if (reference.sourceTemplate) toRead.add(reference.sourceTemplate);
+    }
+    const sheets = new Map<string, Sheet>();
+    for (const template of toRead) sheets.set(template, await smartsheet.getSheet(copyOf(row, template), { include: ["crossSheetReferences"] }));
+    const summaries = new Map<string, SummaryField[]>();
+    for (const template of summariesToRead) summaries.set(template, await smartsheet.getSummaryFields(copyOf(row, template)));
+    await recordSummaryFieldIds(context, summaries);
+
+    const problems = await remapAndCheck(deps, context, {
+        holders: todo,
+        sheets,
+        summaries,
+        blueprintReferences: new Map(blueprint.sheets.map((sheet) => [sheet.name, sheet.references])),
+        targets: referenceTargets(row, listing, blueprint.sheets, blueprint.outsideSheets),
+    });
+    if (problems.length === 0) await context.update((latest) => ({ ...latest, remapped: [...latest.templates] }));
+    return problems;
+}
+
+/**
+ * A template sheet changed since the job's analysis: what the copies hold is the truth. Every
+ * copy is read and analysed like a template sheet (its references still carry the template's
+ * row and column ids, which the template as it is now turns into row numbers and titles).
+ */
+async function remapFromCopies(deps: ProvisioningDeps, context: StepContext, listing: readonly FolderChild[]): Promise<void> {
+    const { row, smartsheet } = context;
+    const template = await analyseTemplate(deps, smartsheet, deps.config.TEMPLATE_FOLDER_ID, listing);
+    const copies = new Map<string, SheetRead>();
+    for (const name of row.templates) copies.set(name, await readSheetForAnalysis(smartsheet, copyOf(row, name)));
+
+    const jobTemplateOf = new Map(row.templates.map((name) => [row.copies[name]!.templateSheetId, name]));
+    const remappable: RemappableSheets = new Map(
+        [...template.reads].flatMap(([id, read]) => {
+            const name = jobTemplateOf.get(id);
+            return name === undefined ? [] : [[id, { name, sheet: read.sheet }] as const];
+        }),
+    );
+    const analysed = row.templates.map((name) =>
+        analyseSheet({ name, templateSheetId: row.copies[name]!.templateSheetId }, copies.get(name)!, remappable),
+    );
+    const todo = analysed.filter((sheet) => !row.remapped.includes(sheet.name) && sheet.references.some((reference) => reference.sourceTemplate));
+    for (const holder of todo) assertRowsLineUp(row, holder, remappable, copies);
+
+    const known = new Map(template.blueprint.outsideSheets.map((sheet) => [sheet.sheetId, sheet]));
+    const targets = referenceTargets(row, listing, template.blueprint.sheets, template.blueprint.outsideSheets);
+    const unnamed = [...copies.values()].flatMap(({ sheet }) =>
+        (sheet.crossSheetReferences ?? [])
+            .map((reference) => reference.sourceSheetId)
+            .filter((id) => !targets.productSheetIds.has(id) && !targets.templateSheets.has(id) && !known.has(id)),
+    );
+    const outside = [...known.values(), ...(await readOutsideSheets(smartsheet, unnamed, [...listing.map((sheet) => sheet.name), ...row.templates]))];
+
+    const summaries = new Map([...copies].map(([name, read]) => [name, read.summary]));
+    await recordSummaryFieldIds(context, summaries);
+    const problems = await remapAndCheck(deps, context, {
+        holders: todo,
+        sheets: new Map([...copies].map(([name, read]) => [name, read.sheet])),
+        summaries,
+        blueprintReferences: new Map(),
+        targets: referenceTargets(row, listing, template.blueprint.sheets, outside),
+    });
+    if (problems.length > 0) throw new NeedsPersonError(problems.map((problem) => problem.message).join(" "));
+    // From now on the job provisions from the template as it is (stampSummary finds fields added since the sweep).
+    await context.update((latest) => ({ ...latest, remapped: [...latest.templates], blueprintVersion: template.blueprint.version }));
+}
+
+interface RemapPlan {
+    /** Copies to remap, by the job's template sheet names. */
+    holders: TemplateSheet[];
+    /** Copies read whole, with their references. */
+    sheets: ReadonlyMap<string, Sheet>;
+    summaries: ReadonlyMap<string, SummaryField[]>;
+    /** The references of copies not read whole, as the blueprint knows them. */
+    blueprintReferences: ReadonlyMap<string, readonly TemplateReference[]>;
+    targets: ReferenceTargets;
+}
+
+/**
+ * Works out the product's references, checks every formula of the sheets read as it will be
+ * once rewritten, and only then writes: the references, the formulas, `remapped`. Returns the
+ * problems instead of writing when there are any.
+ */
+async function remapAndCheck(deps: ProvisioningDeps, context: StepContext, plan: RemapPlan): Promise<ReferenceProblem[]> {
+    const { row, smartsheet } = context;
+    const newReferences = new Map<string, NewCrossSheetReference[]>();
+    const renames = new Map<string, Map<string, string>>();
+    for (const holder of plan.holders) {
+        const created: NewCrossSheetReference[] = [];
+        const renamed = new Map<string, string>();
+        for (const reference of holder.references) {
+            if (!reference.sourceTemplate) continue;
+            const target = plan.sheets.get(reference.sourceTemplate)!;
+            const name = referenceName(row.productCode, reference.name);
+            created.push({ name, ...rangeIn(target, reference, holder.name) });
+            renamed.set(reference.name, name);
+        }
+        newReferences.set(holder.name, created);
+        renames.set(holder.name, renamed);
+    }
+    const rewriterOf = (template: string) => {
+        const renamed = renames.get(template) ?? new Map<string, string>();
+        return (formula: string) => formula.replace(/\{([^{}]+)\}/g, (whole, name: string) => (renamed.has(name) ? `{${renamed.get(name)}}` : whole));
+    };
+
+    const problems: ReferenceProblem[] = [];
+    for (const template of new Set([...plan.sheets.keys(), ...plan.summaries.keys()])) {
+        const sheet = plan.sheets.get(template);
+        const existing = sheet ? (sheet.crossSheetReferences ?? []) : (plan.blueprintReferences.get(template) ?? []);
+        const references = new Map<string, number>([
+            ...existing.map((reference) => [reference.name, reference.sourceSheetId] as const),
+            ...(newReferences.get(template) ?? []).map((reference) => [reference.name, reference.sourceSheetId] as const),
+        ]);
+        const rewrite = rewriterOf(template);
+        problems.push(
+            ...referenceProblems(
+                { sheetName: row.copies[template]?.name ?? template, formulas: formulasOf(sheet, plan.summaries.get(template)).map(rewrite), references },
+                plan.targets,
+            ),
+        );
+    }
+    if (problems.length > 0) return problems;
+
+    for (const holder of plan.holders) {
+        for (const reference of newReferences.get(holder.name)!) await createReference(deps, smartsheet, copyOf(row, holder.name), reference);
+        await rewriteFormulas(smartsheet, copyOf(row, holder.name), holder, plan.sheets.get(holder.name), plan.summaries.get(holder.name), rewriterOf(holder.name));
+        await context.update((latest) => ({ ...latest, remapped: [...new Set([...latest.remapped, holder.name])] }));
+    }
+    return [];
+}
+
+/** Template sheets (listed now, analysed, or copied for this job) by id, the product's copies, the outside sheets. */
+function referenceTargets(
+    row: JobRow,
+    listing: readonly FolderChild[],
+    analysed: readonly TemplateSheet[],
+    outsideSheets: readonly OutsideSheet[],
+): ReferenceTargets {
+    const templateSheets = new Map<number, string>([
+        ...analysed.map((sheet) => [sheet.templateSheetId, sheet.name] as const),
+        ...listing.map((sheet) => [sheet.id, sheet.name] as const),
+        ...Object.entries(row.copies).map(([name, copy]) => [copy.templateSheetId, name] as const),
+    ]);
+    return {
+        productSheetIds: new Set(Object.values(row.copies).map((copy) => copy.sheetId)),
+        templateSheets,
+        outsideSheets: new Map(outsideSheets.map((sheet) => [sheet.sheetId, sheet])),
+    };
+}
+
+/** A row range is matched by row number: the target copy must have its rows where the template has them now. */
+function assertRowsLineUp(row: JobRow, holder: TemplateSheet, remappable: RemappableSheets, copies: ReadonlyMap<string, SheetRead>): void {
+    for (const reference of holder.references) {
+        if (!reference.sourceTemplate || (reference.startRowNumber === undefined && reference.endRowNumber === undefined)) continue;
+        const templateSheet = remappable.get(reference.sourceSheetId)!.sheet;
+        const copy = copies.get(reference.sourceTemplate)!.sheet;
+        if (!rowsLineUp(templateSheet, copy, [reference.startRowNumber, reference.endRowNumber])) {
+            throw new NeedsPersonError(
+                `"${row.copies[holder.name]?.name ?? holder.name}" refers to rows ${reference.startRowNumber}–${reference.endRowNumber} of ` +
+                    `"${reference.sourceTemplate}" through {${reference.name}}, but the rows of that template sheet moved after the product's copy ` +
+                    `of it was made; point {${referenceName(row.productCode, reference.name)}} at the right rows of "${copy.name}" by hand ` +
+                    `(or delete the product's sheets so they are copied again), then unpark the job.`,
+            );
+        }
+    }
+}
+
+async function recordSummaryFieldIds(context: StepContext, summaries: ReadonlyMap<string, SummaryField[]>): Promise<void> {
+    if (summaries.size === 0) return;
+    await context.update((latest) => ({
+        ...latest,
+        summaryFieldIds: {
+            ...latest.summaryFieldIds,
+            ...Object.fromEntries([...summaries].map(([template, fields]) => [template, Object.fromEntries(fields.map((field) => [field.title, field.id]))])),
+        },
+    }));
+}
+
+function copyOf(row: JobRow, template: string): number {
+    const copy = row.copies[template];
+    if (!copy) throw new Error(`The copy of "${template}" is not recorded; the copy stage has to finish first.`);
+    return copy.sheetId;
 }
 
 /** The `Product Code` summary field of every copy that has one gets the product's code. */
@@ -73,11 +262,14 @@ export function stampSummary(deps: ProvisioningDeps, input: StepInput): Promise<
         const { row, smartsheet } = context;
         if (row.summaryStamped) return;
         const blueprint = await context.blueprint(row);
-        for (const template of blueprint.sheets.filter((sheet) => sheet.summaryTitles.includes(PRODUCT_CODE_FIELD))) {
-            const copy = row.copies[template.name];
-            if (!copy) throw new Error(`The copy of "${template.name}" is not recorded; the copy stage has to finish first.`);
+        // After a template change mid-job the blueprint is newer than the job's list of sheets: match by template sheet id.
+        const withField = new Set(blueprint.sheets.filter((sheet) => sheet.summaryTitles.includes(PRODUCT_CODE_FIELD)).map((sheet) => sheet.templateSheetId));
+        for (const template of row.templates) {
+            const copy = row.copies[template];
+            if (!copy) throw new Error(`The copy of "${template}" is not recorded; the copy stage has to finish first.`);
+            if (!withField.has(copy.templateSheetId) && !row.summaryFieldIds[template]?.[PRODUCT_CODE_FIELD]) continue;
             const fieldId =
-                row.summaryFieldIds[template.name]?.[PRODUCT_CODE_FIELD] ??
+                row.summaryFieldIds[template]?.[PRODUCT_CODE_FIELD] ??
                 (await smartsheet.getSummaryFields(copy.sheetId)).find((field) => field.title === PRODUCT_CODE_FIELD)?.id;
             if (fieldId) {
                 await smartsheet.updateSummaryFields(copy.sheetId, [{ id: fieldId, objectValue: row.productCode }]);

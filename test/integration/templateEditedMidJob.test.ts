@@ -1,0 +1,296 @@
+import { describe, expect, it } from "vitest";
+import { sweepIntake } from "../../src/shared/intake/intakeSweep";
+import type { JobKey } from "../../src/shared/jobs/JobRow";
+import type { SimSheetState, SimState } from "../../tools/smartsheet-sim";
+import { copyTemplateSheet, ensureProductFolder, verifyCopies } from "../../src/shared/provisioning/copyStage";
+import { beginAttempt, enterStage } from "../../src/shared/provisioning/lifecycle";
+import { blueprintVersion } from "../../src/shared/provisioning/Blueprint";
+import { remapReferences } from "../../src/shared/provisioning/renameStage";
+import { useProvisioningHarness, type Harness } from "../helpers/provisioningHarness";
+import { inspectProduct } from "../helpers/inspectProduct";
+import { runSteps } from "../helpers/runSteps";
+
+/**
+ * A template sheet edited between the sweep (which analysed the template and gave the job its
+ * blueprint) and the copies: the product must still end up referring only to its own sheets.
+ */
+describe("a template edited after the sweep, before the copies", () => {
+    const harness = useProvisioningHarness();
+
+    it("remaps a reference and formula added to a template sheet, and stamps a Product Code field added after the sweep", async () => {
+        const { deps, sim } = harness.current;
+        await sweepIntake(deps);
+        const key = deps.enqueued[0]!;
+        await nextSecond(); // Smartsheet's modifiedAt counts whole seconds
+
+        await addSpecificationValuesFormula(deps, sim.core.state());
+        await deps.smartsheet.addSummaryFields(templateSheet(sim.core.state(), "Suppliers").id, [{ title: "Product Code", type: "TEXT_NUMBER" }]);
+
+        await runSteps(deps, key);
+
+        const row = (await deps.jobs.require(key)).row;
+        const product = productSheets(sim.core.state(), row.productCode);
+        expect(product).toHaveLength(7);
+        expect(formulasOutsideProduct(product)).toEqual([]);
+        const changeLogCopy = product.find((sheet) => sheet.name.endsWith(" - Change Log"))!;
+        expect(changeLogCopy.rows[0]!.cells.find((cell) => cell.columnId === column(changeLogCopy, "Change"))?.formula).toBe(
+            `=SUM({${row.productCode} Specification Values})`,
+        );
+        const stamped = product.filter((sheet) => sheet.summaryFields.some((field) => field.title === "Product Code" && field.objectValue === row.productCode));
+        expect(stamped.map((sheet) => sheet.name.split(" - ").pop()).sort()).toEqual(["Document Register", "Suppliers"]);
+        expect(row.state).toBe("done");
+        expect(deps.logs.some((line) => line.includes("template changed") && line.includes("analysed from its copies"))).toBe(true);
+    });
+
+    it("remaps a row range to the same rows of the product's copy after rows were inserted at the top of the template sheet", async () => {
+        const { deps, sim } = harness.current;
+        const changeLog = templateSheet(sim.core.state(), "Change Log");
+        const specifications = templateSheet(sim.core.state(), "Specifications");
+        await addFlowRateFormula(deps, changeLog, specifications);
+        await sweepIntake(deps);
+        const key = deps.enqueued[0]!;
+        await nextSecond();
+        await deps.smartsheet.addRows(specifications.id, [
+            { toTop: true, cells: [{ columnId: column(specifications, "Parameter"), value: "Inlet Diameter" }] },
+            { toTop: true, cells: [{ columnId: column(specifications, "Parameter"), value: "Outlet Diameter" }] },
+        ]);
+
+        await runSteps(deps, key);
+
+        const row = (await deps.jobs.require(key)).row;
+        const product = productSheets(sim.core.state(), row.productCode);
+        expect(formulasOutsideProduct(product)).toEqual([]);
+        const changeLogCopy = product.find((sheet) => sheet.name.endsWith(" - Change Log"))!;
+        const remapped = changeLogCopy.crossSheetReferences.find((reference) => reference.name === `${row.productCode} Flow Rate Value`)!;
+        const target = product.find((sheet) => sheet.id === remapped.sourceSheetId)!;
+        expect(target.name).toMatch(/ - Specifications$/);
+        const rows = target.rows.filter((candidate) => candidate.id === remapped.startRowId || candidate.id === remapped.endRowId);
+        expect(rows.map((candidate) => primaryValue(target, candidate))).toEqual(["Flow Rate"]);
+        expect(row.state).toBe("done");
+    });
+
+    it("an unchanged template costs what it did plus one listing of the template folder", async () => {
+        const { deps, sim } = harness.current;
+        await sweepIntake(deps);
+        const key = deps.enqueued[0]!;
+        sim.core.resetCalls();
+        await runSteps(deps, key);
+        const row = (await deps.jobs.require(key)).row;
+        expect(row.state).toBe("done");
+        expect(inspectProduct(sim.core.state(), row.productCode).foreignFormulas).toEqual([]);
+        expect(sim.core.calls().byOperation).toEqual(ONE_PRODUCT_ON_THE_SEEDED_TEMPLATE);
+        expect(sim.core.calls().total).toBe(26);
+        expect(deps.logs.some((line) => line.includes("template changed"))).toBe(false);
+    });
+
+    it("parks a product whose template formula uses a reference into another product's sheet, naming the sheet and the reference", async () => {
+        const { deps, sim } = harness.current;
+        await sweepIntake(deps);
+        const [first, second] = deps.enqueued as [JobKey, JobKey];
+        await runSteps(deps, first);
+        const firstCode = (await deps.jobs.require(first)).row.productCode;
+        const othersApprovals = productSheets(sim.core.state(), firstCode).find((sheet) => sheet.name.endsWith(" - Approvals"))!;
+        await nextSecond();
+        const risks = templateSheet(sim.core.state(), "Risk Register");
+        const decision = column(othersApprovals, "Decision");
+        await deps.smartsheet.createCrossSheetReference(risks.id, {
+            name: "Pump Decisions",
+            sourceSheetId: othersApprovals.id,
+            startColumnId: decision,
+            endColumnId: decision,
+        });
+        await deps.smartsheet.updateRows(risks.id, [
+            { id: risks.rows[0]!.id, cells: [{ columnId: column(risks, "Mitigation"), formula: '=COUNTIF({Pump Decisions}, "Pending")' }] },
+        ]);
+
+        await expect(runSteps(deps, second)).rejects.toThrow(/Risk Register.*Pump Decisions.*another product/s);
+        const row = (await deps.jobs.require(second)).row;
+        expect(row.lastError).toMatch(/Pump Decisions/);
+        expect(row.remapped).not.toContain("Risk Register");
+    });
+
+    it("leaves a reference to a shared sheet outside the template and the products as it is", async () => {
+        const { deps, sim } = harness.current;
+        const state = sim.core.state();
+        const filingIndex = state.sheets.find((sheet) => sheet.id === state.filingIndexSheetId)!;
+        const risks = templateSheet(state, "Risk Register");
+        const code = column(filingIndex, "Product Code");
+        await deps.smartsheet.createCrossSheetReference(risks.id, { name: "Filed Products", sourceSheetId: filingIndex.id, startColumnId: code, endColumnId: code });
+        await deps.smartsheet.updateRows(risks.id, [
+            { id: risks.rows[0]!.id, cells: [{ columnId: column(risks, "Mitigation"), formula: "=COUNT({Filed Products})" }] },
+        ]);
+        await sweepIntake(deps);
+        const key = deps.enqueued[0]!;
+
+        await runSteps(deps, key);
+
+        const row = (await deps.jobs.require(key)).row;
+        const product = productSheets(sim.core.state(), row.productCode);
+        expect(formulasOutsideProduct(product, new Set([filingIndex.id]))).toEqual([]);
+        const risksCopy = product.find((sheet) => sheet.name.endsWith(" - Risk Register"))!;
+        expect(risksCopy.rows[0]!.cells.find((cell) => cell.columnId === column(risksCopy, "Mitigation"))?.formula).toBe("=COUNT({Filed Products})");
+        expect(row.state).toBe("done");
+    });
+    it("falls back to the copies when the template's analysis does not describe them although the version is the same (an edit within the same second)", async () => {
+        const { deps, sim } = harness.current;
+        await sweepIntake(deps);
+        const key = deps.enqueued[0]!;
+        const analysed = (await deps.blueprints.get((await deps.jobs.require(key)).row.blueprintVersion!))!;
+        await addSpecificationValuesFormula(deps, sim.core.state());
+        const now = await listTemplate(deps, sim.core.state());
+        // The stale analysis filed under the version the listing shows now: what a same-second edit leaves behind.
+        await deps.blueprints.save({ ...analysed, version: blueprintVersion(now) });
+        await deps.jobs.update(key, (row) => ({ ...row, blueprintVersion: blueprintVersion(now) }), { from: ["queued"] });
+
+        await runSteps(deps, key);
+
+        const row = (await deps.jobs.require(key)).row;
+        expect(formulasOutsideProduct(productSheets(sim.core.state(), row.productCode))).toEqual([]);
+        expect(deps.logs.some((line) => line.includes("do not match the template's analysis"))).toBe(true);
+        expect(row.state).toBe("done");
+    });
+
+    it("parks a product whose formula uses a reference into a template sheet added after the sweep, which the product has no copy of", async () => {
+        const { deps, sim } = harness.current;
+        await sweepIntake(deps);
+        const key = deps.enqueued[0]!;
+        await nextSecond();
+        const state = sim.core.state();
+        const glossary = await deps.smartsheet.copySheet(templateSheet(state, "Suppliers").id, {
+            destinationFolderId: state.templateFolderId!,
+            newName: "Glossary",
+            include: ["data"],
+        });
+        const changeLog = templateSheet(state, "Change Log");
+        const glossarySheet = sim.core.state().sheets.find((sheet) => sheet.id === glossary.id)!;
+        const supplier = column(glossarySheet, "Supplier");
+        await deps.smartsheet.createCrossSheetReference(changeLog.id, { name: "Glossary Terms", sourceSheetId: glossary.id, startColumnId: supplier, endColumnId: supplier });
+        await deps.smartsheet.updateRows(changeLog.id, [
+            { id: changeLog.rows[0]!.id, cells: [{ columnId: column(changeLog, "Change"), formula: "=COUNT({Glossary Terms})" }] },
+        ]);
+
+        await expect(runSteps(deps, key)).rejects.toThrow(/Change Log.*\{Glossary Terms\}.*template sheet .*Glossary/s);
+        expect((await deps.jobs.require(key)).row.remapped).toEqual([]);
+    });
+
+    it("parks rather than guess when a row range's template sheet had rows inserted between two copies of the same product", async () => {
+        const { deps, sim } = harness.current;
+        const changeLog = templateSheet(sim.core.state(), "Change Log");
+        const specifications = templateSheet(sim.core.state(), "Specifications");
+        await addFlowRateFormula(deps, changeLog, specifications);
+        await sweepIntake(deps);
+        const key = deps.enqueued[0]!;
+        const step = { jobKey: key, instanceId: (await deps.jobs.require(key)).row.instanceId! };
+        await beginAttempt(deps, { ...step, attempt: 1 });
+        await ensureProductFolder(deps, step);
+        await copyTemplateSheet(deps, { ...step, template: "Specifications" });
+        await nextSecond();
+        await deps.smartsheet.addRows(specifications.id, [{ toTop: true, cells: [{ columnId: column(specifications, "Parameter"), value: "Inlet Diameter" }] }]);
+        for (const template of (await deps.jobs.require(key)).row.templates) await copyTemplateSheet(deps, { ...step, template });
+        await verifyCopies(deps, step);
+        await enterStage(deps, { ...step, stage: "rename" });
+
+        const outcome = await remapReferences(deps, step);
+
+        expect(outcome).toMatchObject({ outcome: "permanent", reason: expect.stringMatching(/Change Log.*"Specifications" through \{Flow Rate Value\}.*moved/s) });
+        const product = productSheets(sim.core.state(), (await deps.jobs.require(key)).row.productCode);
+        expect(product.flatMap((sheet) => sheet.crossSheetReferences.map((reference) => reference.name)).filter((name) => name.startsWith("IND") || name.startsWith("CON"))).toEqual([]);
+    });
+});
+
+async function addSpecificationValuesFormula(deps: Harness["deps"], state: SimState): Promise<void> {
+    const changeLog = templateSheet(state, "Change Log");
+    const specifications = templateSheet(state, "Specifications");
+    const value = column(specifications, "Value");
+    await deps.smartsheet.createCrossSheetReference(changeLog.id, { name: "Specification Values", sourceSheetId: specifications.id, startColumnId: value, endColumnId: value });
+    await deps.smartsheet.updateRows(changeLog.id, [
+        { id: changeLog.rows[0]!.id, cells: [{ columnId: column(changeLog, "Change"), formula: "=SUM({Specification Values})" }] },
+    ]);
+}
+
+async function addFlowRateFormula(deps: Harness["deps"], changeLog: SimSheetState, specifications: SimSheetState): Promise<void> {
+    const flowRate = specifications.rows.find((row) => primaryValue(specifications, row) === "Flow Rate")!;
+    const value = column(specifications, "Value");
+    await deps.smartsheet.createCrossSheetReference(changeLog.id, {
+        name: "Flow Rate Value",
+        sourceSheetId: specifications.id,
+        startRowId: flowRate.id,
+        endRowId: flowRate.id,
+        startColumnId: value,
+        endColumnId: value,
+    });
+    await deps.smartsheet.updateRows(changeLog.id, [
+        { id: changeLog.rows[0]!.id, cells: [{ columnId: column(changeLog, "Change"), formula: "=SUM({Flow Rate Value})" }] },
+    ]);
+}
+
+async function listTemplate(deps: Harness["deps"], state: SimState) {
+    return (await deps.smartsheet.listFolderChildren(state.templateFolderId!, ["sheets"])).filter((child) => child.resourceType === "sheet");
+}
+
+/** Calls for one product on the seeded template, template unchanged since the sweep. */
+const ONE_PRODUCT_ON_THE_SEEDED_TEMPLATE = {
+    // 2 before the template listing at the start of remapReferences.
+    getFolderChildren: 3,
+    createFolder: 1,
+    copySheet: 7,
+    getSheet: 3,
+    getSummary: 1,
+    createCrossSheetReference: 3,
+    updateRows: 4,
+    updateColumn: 1,
+    updateSummaryFields: 2,
+    addRows: 1,
+};
+
+function templateSheet(state: SimState, name: string): SimSheetState {
+    const sheet = state.sheets.find((candidate) => candidate.folderId === state.templateFolderId && candidate.name === name);
+    if (!sheet) throw new Error(`no template sheet ${name}`);
+    return sheet;
+}
+
+function productSheets(state: SimState, productCode: string): SimSheetState[] {
+    const folder = state.folders.find((candidate) => candidate.name.startsWith(`${productCode} `));
+    return folder ? state.sheets.filter((sheet) => sheet.folderId === folder.id) : [];
+}
+
+function column(sheet: SimSheetState, title: string): number {
+    const found = sheet.columns.find((candidate) => candidate.title === title);
+    if (!found) throw new Error(`${sheet.name} has no column ${title}`);
+    return found.id;
+}
+
+function primaryValue(sheet: SimSheetState, row: SimSheetState["rows"][number]): unknown {
+    const primary = sheet.columns.find((candidate) => candidate.primary)!;
+    return row.cells.find((cell) => cell.columnId === primary.id)?.value;
+}
+
+/**
+ * Every formula of the product's sheets (cells, columns, summary fields), read from the
+ * simulator: each reference it uses must exist and have its source among the product's own
+ * sheets (or among `allowed` sheets outside it). Returns the offenders.
+ */
+function formulasOutsideProduct(sheets: SimSheetState[], allowed: ReadonlySet<number> = new Set()): string[] {
+    const own = new Set(sheets.map((sheet) => sheet.id));
+    const offenders: string[] = [];
+    for (const sheet of sheets) {
+        const formulas = [
+            ...sheet.rows.flatMap((row) => row.cells.map((cell) => cell.formula)),
+            ...sheet.columns.map((candidate) => candidate.formula),
+            ...sheet.summaryFields.map((field) => field.formula),
+        ].filter((formula): formula is string => typeof formula === "string");
+        for (const formula of formulas) {
+            for (const [, name] of formula.matchAll(/\{([^{}]+)\}/g)) {
+                const reference = sheet.crossSheetReferences.find((candidate) => candidate.name === name);
+                if (!reference || !(own.has(reference.sourceSheetId) || allowed.has(reference.sourceSheetId))) {
+                    offenders.push(`${sheet.name}: ${formula}`);
+                }
+            }
+        }
+    }
+    return offenders;
+}
+
+function nextSecond(): Promise<void> {
+    return new Promise((resolve) => setTimeout(resolve, 1_050 - (Date.now() % 1_000)));
+}
