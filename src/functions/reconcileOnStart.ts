@@ -1,21 +1,22 @@
 import { app } from "@azure/functions";
 import * as df from "durable-functions";
 import { z } from "zod";
-import { appConfig, reconcileQueueName, recoveryDeps, requestReconciliation } from "../shared/composition";
+import { appConfig, logFromApp, reconcileQueueName, recoveryDeps, requestReconciliation } from "../shared/composition";
 import { describeConfig } from "../shared/config";
 import { reconcileJobs } from "../shared/recovery/reconcile";
 
 const ReconcileRequest = z.object({ v: z.literal(1), occasion: z.string().max(100) });
 
 // A hook gets no DurableClient, so start-up asks for the reconciliation through a queue.
+// Its lines are written by the next invocation (hooks have no invocation context to log through).
 app.hook.appStart(async () => {
     // What this instance runs with, for whoever reads the log: never the token or the storage key.
-    console.info(`Sheetwright configuration: ${JSON.stringify(describeConfig(appConfig()))}`);
+    logFromApp("info", `Sheetwright configuration: ${JSON.stringify(describeConfig(appConfig()))}`);
     try {
         await requestReconciliation("start-up");
     } catch (error) {
         // Not fatal: the reaper reconciles on its schedule too.
-        console.warn(`Could not ask for the start-up reconciliation: ${error instanceof Error ? error.message : String(error)}`);
+        logFromApp("warn", `Could not ask for the start-up reconciliation: ${error instanceof Error ? error.message : String(error)}`);
     }
 });
 

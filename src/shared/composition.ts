@@ -49,7 +49,6 @@ function build(config: Config): Shared {
         requestsPerMinute: config.SMARTSHEET_REQUESTS_PER_MINUTE,
         callTimeoutMs: config.SMARTSHEET_CALL_TIMEOUT_SECONDS * 1000,
         rateLimitBackoff: { baseMs: 2_000, maxMs: 60_000, maxTotalMs: config.SMARTSHEET_RATE_LIMIT_RETRY_SECONDS * 1000 },
-        log: (message) => console.warn(message),
     });
     return {
         config,
@@ -87,8 +86,21 @@ export async function jobStore(): Promise<JobStore> {
     return shared!.jobs;
 }
 
+type Level = keyof Logger;
+/** Lines written outside any invocation (the app start-up hook), waiting for one to carry them. */
+const appLines: Array<{ level: Level; message: string }> = [];
+
+/**
+ * Logs from app-level code, which has no invocation: the line is written by the next invocation's
+ * logger, so that it reaches Application Insights like every other line of the app.
+ */
+export function logFromApp(level: Level, message: string): void {
+    appLines.push({ level, message });
+}
+
 /** The invocation's log, one line per message: nothing a customer or caller typed can forge a line. */
 export function loggerFor(context: InvocationContext): Logger {
+    for (const { level, message } of appLines.splice(0)) context[level](logLine(message));
     return {
         info: (message) => context.info(logLine(message)),
         warn: (message) => context.warn(logLine(message)),

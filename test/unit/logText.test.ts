@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { loggerFor } from "../../src/shared/composition";
 import { hasHiddenCharacters, logLine } from "../../src/shared/text/logText";
@@ -24,5 +26,13 @@ describe("log lines", () => {
         log.error("y\u0085z");
         expect(written).toEqual(["unpark requested by x\\u000ajob 1-2 running → done (forged)", "y\\u0085z"]);
         expect(written.every((line) => !/[\n\r]/.test(line))).toBe(true);
+    });
+
+    it("no module of the app writes to the console: every line goes through an invocation, where Application Insights sees it", () => {
+        const source = path.resolve(__dirname, "..", "..", "src");
+        const offenders = (readdirSync(source, { recursive: true }) as string[])
+            .filter((file) => file.endsWith(".ts"))
+            .filter((file) => /\bconsole\.\w+\(/.test(readFileSync(path.join(source, file), "utf8")));
+        expect(offenders).toEqual([]);
     });
 });

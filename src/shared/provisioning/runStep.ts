@@ -42,7 +42,7 @@ export async function runStep(
 ): Promise<StepOutcome> {
     const key = input.jobKey;
     const from = options.from ?? ["running"];
-    const smartsheet = deps.smartsheet.withOwnTally();
+    const smartsheet = deps.smartsheet.withOwnTally((message) => deps.log.warn(`job ${formatJobKey(key)}: ${message}`));
     const fenced = (change: (row: JobRow) => JobRowInput | undefined) => (row: JobRow) => {
         if (row.instanceId !== input.instanceId) {
             throw new SupersededError(`Job ${formatJobKey(key)} is owned by ${row.instanceId ?? "no instance"} now.`);

@@ -118,9 +118,10 @@ export class SdkSmartsheet implements SmartsheetPort {
         this.rateLimitBackoff = options.rateLimitBackoff ?? DEFAULT_RATE_LIMIT_BACKOFF;
     }
 
-    /** An adapter sharing this one's client and pacing, counting its own calls (and ours). */
-    withOwnTally(): SdkSmartsheet {
-        return new SdkSmartsheet(this.options, { sdk: this.sdk, limiter: this.limiter, parentTallies: this.tallies });
+    /** An adapter sharing this one's client and pacing, counting its own calls (and ours), logging to `log`. */
+    withOwnTally(log?: (message: string) => void): SdkSmartsheet {
+        const options = log ? { ...this.options, log } : this.options;
+        return new SdkSmartsheet(options, { sdk: this.sdk, limiter: this.limiter, parentTallies: this.tallies });
     }
 
     calls(): CallTally {

@@ -102,6 +102,6 @@ export interface SmartsheetPort {
     deleteRows(sheetId: number, rowIds: number[]): Promise<void>;
     /** The calls this port has made so far. */
     calls(): CallTally;
-    /** A port sharing this one's connection and pacing that also counts its own calls. */
-    withOwnTally(): SmartsheetPort;
+    /** A port sharing this one's connection and pacing that also counts its own calls, and logs (429 back-offs) to `log`. */
+    withOwnTally(log?: (message: string) => void): SmartsheetPort;
 }
