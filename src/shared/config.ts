@@ -57,6 +57,8 @@ export const SETTINGS = {
     AzureWebJobsStorage: "storage connection string (Tables and Queues)",
     JOBS_TABLE: "Azure Table holding one row per product job",
     PROVISION_QUEUE: "queue carrying key-only provisioning messages",
+    TASK_HUB_NAME:
+        "Durable Functions task hub (host.json reads it); distinct per app and slot sharing one storage account, or their orchestrations mix",
     INTAKE_SWEEP_SCHEDULE: "NCRONTAB schedule of the intake sweep",
     REAPER_SCHEDULE: "NCRONTAB schedule of the reaper",
     STALE_AFTER_MINUTES: "a job without progress for longer than this is taken over by the reaper",
@@ -89,6 +91,9 @@ export const Config = z.object({
     AzureWebJobsStorage: z.string({ error: "missing" }).trim().min(1, "missing"),
     JOBS_TABLE: tableName.default("SheetwrightJobs"),
     PROVISION_QUEUE: queueName.default("provision-jobs"),
+    TASK_HUB_NAME: z
+        .string({ error: "missing" })
+        .regex(/^[A-Za-z][A-Za-z0-9]{2,44}$/, "expected 3–45 letters and digits, starting with a letter (Durable Functions task hub rules)"),
     INTAKE_SWEEP_SCHEDULE: ncrontab.default("0 0,30 8-18 * * 1-5"),
     REAPER_SCHEDULE: ncrontab.default("0 */5 * * * *"),
     STALE_AFTER_MINUTES: z.coerce
@@ -250,6 +255,7 @@ const SHOWN_AS: Record<SettingName, "value" | "origin" | "storage" | "set"> = {
     AzureWebJobsStorage: "storage",
     JOBS_TABLE: "value",
     PROVISION_QUEUE: "value",
+    TASK_HUB_NAME: "value",
     INTAKE_SWEEP_SCHEDULE: "value",
     REAPER_SCHEDULE: "value",
     STALE_AFTER_MINUTES: "value",

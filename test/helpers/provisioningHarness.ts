@@ -40,6 +40,7 @@ export function settingsFor(sim: RunningSimulator, extra: Record<string, string>
         JOBS_TABLE: uniqueName("jobs"),
         PROVISION_QUEUE: uniqueName("provision-"),
         COPY_SETTLE_SECONDS: "0",
+        TASK_HUB_NAME: "SheetwrightTest",
         ...extra,
     };
 }

@@ -11,6 +11,7 @@ const valid = {
     PRODUCTS_FOLDER_ID: "2234567890123456",
     FILING_INDEX_SHEET_ID: "3234567890123456",
     AzureWebJobsStorage: "UseDevelopmentStorage=true",
+    TASK_HUB_NAME: "Sheetwright",
 };
 
 function problemsOf(env: Record<string, string>): ConfigError {
@@ -47,10 +48,11 @@ describe("loadConfig", () => {
             "PRODUCTS_FOLDER_ID",
             "FILING_INDEX_SHEET_ID",
             "AzureWebJobsStorage",
+            "TASK_HUB_NAME",
         ]) {
             expect(error.message).toContain(`${name}:`);
         }
-        expect(error.problems).toHaveLength(6);
+        expect(error.problems).toHaveLength(7);
     });
 
     it("treats blank values as missing", () => {

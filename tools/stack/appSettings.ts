@@ -18,6 +18,7 @@ export function appSettingsFor(endpoints: StackEndpoints, extra: Record<string, 
         TEMPLATE_FOLDER_ID: String(endpoints.anchors.templateFolderId),
         PRODUCTS_FOLDER_ID: String(endpoints.anchors.productsFolderId),
         FILING_INDEX_SHEET_ID: String(endpoints.anchors.filingIndexSheetId),
+        TASK_HUB_NAME: "SheetwrightLocal",
         ...extra,
     };
 }
