@@ -32,3 +32,14 @@ df.app.client.storageQueue("reconcileJobs", {
         await reconcileJobs(await recoveryDeps(context, client), request.data.occasion);
     },
 });
+
+// Ops asks for a reconciliation now (`npm run jobs -- reconcile`), and reads what it changed.
+df.app.client.http("reconcileNow", {
+    route: "reconcile",
+    methods: ["POST"],
+    authLevel: "function",
+    handler: async (_request, client, context) => {
+        const report = await reconcileJobs(await recoveryDeps(context, client), "requested over HTTP");
+        return { status: 200, jsonBody: { checked: report.checked, transitions: report.transitions } };
+    },
+});

@@ -1,0 +1,252 @@
+import { parseArgs } from "node:util";
+import { z } from "zod";
+
+/**
+ * `npm run jobs -- <command>`: the ops person's view of Sheetwright through the app's own HTTP
+ * API, so it works the same against `npm start` and against Azure.
+ */
+const USAGE = `Usage: npm run jobs -- <command> [options]
+
+Commands:
+  list [--state S]                      active jobs, or every job in state S (queued, running, parked, done, rejected)
+  show <jobKey>                         one job: its row and its orchestration
+  unpark <jobKey> [--by WHO] [--note T] resume a parked job at its stage
+  reconcile                             write the terminal states that job rows missed, now
+
+Options:
+  --url URL    the app's base URL (default: $SHEETWRIGHT_URL, else http://127.0.0.1:7071)
+  --key KEY    a function key (default: $SHEETWRIGHT_KEY)
+  --json       print the API's JSON answer instead of a table
+
+Exit codes: 0 ok, 1 error, 2 usage or bad request, 3 not found, 4 conflict (e.g. not parked).`;
+
+export const ExitCode = { ok: 0, error: 1, usage: 2, notFound: 3, conflict: 4 } as const;
+
+class UsageError extends Error {}
+
+const Job = z.looseObject({
+    jobKey: z.string(),
+    state: z.string(),
+    stage: z.string().optional(),
+    productCode: z.string(),
+    productName: z.string(),
+    attempt: z.number(),
+    recoveries: z.number(),
+    lastProgressAt: z.string(),
+    parkReason: z.string().optional(),
+    rejectReason: z.string().optional(),
+    lastError: z.string().optional(),
+    folderLink: z.string().optional(),
+    templates: z.array(z.string()).default([]),
+    copies: z.record(z.string(), z.unknown()).default({}),
+    unparks: z.array(z.object({ by: z.string(), note: z.string().optional(), at: z.string() })).default([]),
+    lateWritesRemoved: z.array(z.unknown()).default([]),
+    orchestration: z.object({ instanceId: z.string().optional(), runtimeStatus: z.string() }).nullable().optional(),
+});
+const JobList = z.looseObject({
+    state: z.string(),
+    jobs: z.array(Job),
+    invalid: z.array(z.object({ jobKey: z.string(), reason: z.string() })).optional(),
+});
+const ApiError = z.looseObject({ error: z.string() });
+
+export interface CliIo {
+    out(line: string): void;
+    err(line: string): void;
+    env: Record<string, string | undefined>;
+    fetch: typeof fetch;
+}
+
+export async function runJobsCli(argv: string[], io: CliIo): Promise<number> {
+    try {
+        return await run(argv, io);
+    } catch (error) {
+        if (error instanceof UsageError) {
+            io.err(`${error.message}\n\n${USAGE}`);
+            return ExitCode.usage;
+        }
+        io.err(error instanceof Error ? error.message : String(error));
+        return ExitCode.error;
+    }
+}
+
+async function run(argv: string[], io: CliIo): Promise<number> {
+    let parsed;
+    try {
+        parsed = parseArgs({
+            args: argv,
+            allowPositionals: true,
+            options: {
+                url: { type: "string" },
+                key: { type: "string" },
+                state: { type: "string" },
+                by: { type: "string" },
+                note: { type: "string" },
+                json: { type: "boolean", default: false },
+                help: { type: "boolean", short: "h", default: false },
+            },
+        });
+    } catch (error) {
+        throw new UsageError((error as Error).message);
+    }
+    const { values, positionals } = parsed;
+    const [command, ...rest] = positionals;
+    if (values.help || command === undefined) {
+        io.out(USAGE);
+        return values.help ? ExitCode.ok : ExitCode.usage;
+    }
+    const api = client(values.url ?? io.env.SHEETWRIGHT_URL ?? "http://127.0.0.1:7071", values.key ?? io.env.SHEETWRIGHT_KEY, io);
+    const jobKey = () => {
+        if (rest.length !== 1) throw new UsageError(`${command} takes one job key, <intakeSheetId>-<intakeRowId>.`);
+        return encodeURIComponent(rest[0]!);
+    };
+    const expectNoMore = () => {
+        if (rest.length > 0) throw new UsageError(`${command} takes no arguments (got ${rest.join(" ")}).`);
+    };
+
+    switch (command) {
+        case "list": {
+            expectNoMore();
+            const answer = await api("GET", `jobs${values.state ? `?state=${encodeURIComponent(values.state)}` : ""}`);
+            if (answer.status !== 200) return failed(answer, io);
+            if (values.json) return printed(answer.body, io);
+            const list = JobList.parse(answer.body);
+            io.out(table(list.jobs));
+            io.out(`${list.jobs.length} ${list.state} job${list.jobs.length === 1 ? "" : "s"}`);
+            for (const bad of list.invalid ?? []) io.err(`invalid row ${bad.jobKey}: ${bad.reason}`);
+            return ExitCode.ok;
+        }
+        case "show": {
+            const answer = await api("GET", `jobs/${jobKey()}`);
+            if (answer.status !== 200) return failed(answer, io);
+            if (values.json) return printed(answer.body, io);
+            io.out(details(Job.parse(answer.body)));
+            return ExitCode.ok;
+        }
+        case "unpark": {
+            const body: Record<string, string> = {};
+            if (values.by !== undefined) body.by = values.by;
+            if (values.note !== undefined) body.note = values.note;
+            const answer = await api("POST", `jobs/${jobKey()}/unpark`, body);
+            if (answer.status !== 202) return failed(answer, io);
+            if (values.json) return printed(answer.body, io);
+            const result = answer.body as { jobKey: string; action: string; instanceId: string; stage?: string };
+            io.out(`${result.jobKey}: ${result.action} (${result.instanceId}); it resumes at the ${result.stage ?? "copy"} stage`);
+            return ExitCode.ok;
+        }
+        case "reconcile": {
+            expectNoMore();
+            const answer = await api("POST", "reconcile", {});
+            if (answer.status !== 200) return failed(answer, io);
+            if (values.json) return printed(answer.body, io);
+            const report = answer.body as { checked: number; transitions: string[] };
+            for (const line of report.transitions) io.out(line);
+            io.out(`${report.checked} active jobs checked, ${report.transitions.length} transitions`);
+            return ExitCode.ok;
+        }
+        default:
+            throw new UsageError(`Unknown command "${command}".`);
+    }
+}
+
+interface Answer {
+    status: number;
+    body: unknown;
+}
+
+function client(baseUrl: string, key: string | undefined, io: CliIo) {
+    const base = baseUrl.replace(/\/+$/, "");
+    return async (method: string, path: string, body?: unknown): Promise<Answer> => {
+        let response: Response;
+        try {
+            response = await io.fetch(`${base}/api/${path}`, {
+                method,
+                headers: { ...(key ? { "x-functions-key": key } : {}), ...(body ? { "content-type": "application/json" } : {}) },
+                body: body ? JSON.stringify(body) : undefined,
+                signal: AbortSignal.timeout(60_000),
+            });
+        } catch (error) {
+            throw new Error(`Cannot reach ${base} (${(error as Error).cause ?? (error as Error).message}); is the app running (npm start), and is --url right?`);
+        }
+        if (response.status === 401) throw new Error(`${base} refused the function key; pass --key or set SHEETWRIGHT_KEY (npm start prints it).`);
+        const text = await response.text();
+        let parsed: unknown = text;
+        try {
+            parsed = text === "" ? undefined : JSON.parse(text);
+        } catch {
+            // not JSON: shown as it is
+        }
+        return { status: response.status, body: parsed };
+    };
+}
+
+function failed(answer: Answer, io: CliIo): number {
+    const message = ApiError.safeParse(answer.body);
+    io.err(message.success ? message.data.error : `The app answered ${answer.status}: ${JSON.stringify(answer.body)}`);
+    if (answer.status === 404) return ExitCode.notFound;
+    if (answer.status === 409) return ExitCode.conflict;
+    if (answer.status === 400 || answer.status === 413) return ExitCode.usage;
+    return ExitCode.error;
+}
+
+function printed(body: unknown, io: CliIo): number {
+    io.out(JSON.stringify(body, null, 2));
+    return ExitCode.ok;
+}
+
+function table(jobs: Array<z.infer<typeof Job>>): string {
+    const rows = [
+        ["JOB", "STATE", "STAGE", "CODE", "NAME", "ATTEMPT", "RECOVERIES", "LAST PROGRESS", "REASON"],
+        ...jobs.map((job) => [
+            job.jobKey,
+            job.state,
+            job.stage ?? "",
+            job.productCode,
+            clip(job.productName, 30),
+            String(job.attempt),
+            String(job.recoveries),
+            job.lastProgressAt.replace("T", " ").slice(0, 19),
+            clip(job.parkReason ?? job.rejectReason ?? "", 60),
+        ]),
+    ];
+    const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+    return rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join("  ").trimEnd()).join("\n");
+}
+
+function details(job: z.infer<typeof Job>): string {
+    const copied = Object.keys(job.copies).length;
+    const lines: Array<[string, string | undefined]> = [
+        ["job", job.jobKey],
+        ["product", `${job.productCode} ${job.productName}`],
+        ["state", job.stage ? `${job.state} (stage ${job.stage})` : job.state],
+        ["sheets copied", `${copied}/${job.templates.length}`],
+        ["attempt", `${job.attempt}, ${job.recoveries} recoveries`],
+        ["last progress", job.lastProgressAt],
+        ["folder", job.folderLink],
+        ["park reason", job.parkReason],
+        ["reject reason", job.rejectReason],
+        ["last error", job.lastError],
+        ["late writes removed", job.lateWritesRemoved.length > 0 ? String(job.lateWritesRemoved.length) : undefined],
+        ["orchestration", job.orchestration ? `${job.orchestration.instanceId ?? ""} ${job.orchestration.runtimeStatus}`.trim() : "none"],
+        ...job.unparks.map((unpark): [string, string] => ["unparked", `${unpark.at} by ${unpark.by}${unpark.note ? `: ${unpark.note}` : ""}`]),
+    ];
+    return lines
+        .filter((line): line is [string, string] => line[1] !== undefined && line[1] !== "")
+        .map(([label, value]) => `${`${label}:`.padEnd(21)}${value}`)
+        .join("\n");
+}
+
+function clip(text: string, max: number): string {
+    return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
+
+if (require.main === module) {
+    void runJobsCli(process.argv.slice(2), {
+        out: (line) => process.stdout.write(`${line}\n`),
+        err: (line) => process.stderr.write(`${line}\n`),
+        env: process.env,
+        fetch,
+    }).then((code) => {
+        process.exitCode = code;
+    });
+}
