@@ -12,7 +12,7 @@ import { BlueprintStore } from "./provisioning/BlueprintStore";
 import type { Logger, ProvisioningDeps } from "./provisioning/ProvisioningDeps";
 import type { RecoveryDeps } from "./recovery/reconcile";
 import { SdkSmartsheet } from "./smartsheet/SdkSmartsheet";
-import { createQueueClient, createTableClient } from "./storage";
+import { queueClientFor, storageAccessOf, tableClientFor } from "./storage";
 import { logLine } from "./text/logText";
 import type { TableClient } from "@azure/data-tables";
 import type { QueueClient } from "@azure/storage-queue";
@@ -39,10 +39,11 @@ export function appConfig(): Config {
 }
 
 function build(config: Config): Shared {
-    const table = createTableClient(config.AzureWebJobsStorage, config.JOBS_TABLE);
-    const queue = createQueueClient(config.AzureWebJobsStorage, config.PROVISION_QUEUE);
-    const poisonQueue = createQueueClient(config.AzureWebJobsStorage, `${config.PROVISION_QUEUE}-poison`);
-    const reconcileQueue = createQueueClient(config.AzureWebJobsStorage, reconcileQueueName(config));
+    const storage = storageAccessOf(config);
+    const table = tableClientFor(storage, config.JOBS_TABLE);
+    const queue = queueClientFor(storage, config.PROVISION_QUEUE);
+    const poisonQueue = queueClientFor(storage, `${config.PROVISION_QUEUE}-poison`);
+    const reconcileQueue = queueClientFor(storage, reconcileQueueName(config));
     const smartsheet = new SdkSmartsheet({
         accessToken: config.SMARTSHEET_ACCESS_TOKEN,
         baseUrl: config.SMARTSHEET_BASE_URL,

@@ -54,7 +54,12 @@ export const SETTINGS = {
     TEMPLATE_FOLDER_ID: "id of the folder holding the seven template sheets",
     PRODUCTS_FOLDER_ID: "id of the folder holding one folder per product line",
     FILING_INDEX_SHEET_ID: "id of the Filing Index sheet",
-    AzureWebJobsStorage: "storage connection string (Tables and Queues)",
+    AzureWebJobsStorage: "storage connection string (Tables and Queues); or leave it out and use a managed identity with the settings below",
+    AzureWebJobsStorage__accountName: "storage account name, for a managed identity instead of a connection string",
+    AzureWebJobsStorage__tableServiceUri: "Table service URI, for a managed identity (instead of the account name)",
+    AzureWebJobsStorage__queueServiceUri: "Queue service URI, for a managed identity (instead of the account name)",
+    AzureWebJobsStorage__credential: "`managedidentity` to use only the app's managed identity (else the default Azure credential chain)",
+    AzureWebJobsStorage__clientId: "client id of a user-assigned managed identity",
     JOBS_TABLE: "Azure Table holding one row per product job",
     PROVISION_QUEUE: "queue carrying key-only provisioning messages",
     TASK_HUB_NAME:
@@ -88,7 +93,15 @@ export const Config = z.object({
     TEMPLATE_FOLDER_ID: smartsheetId("the template folder"),
     PRODUCTS_FOLDER_ID: smartsheetId("the products folder"),
     FILING_INDEX_SHEET_ID: smartsheetId("the Filing Index sheet"),
-    AzureWebJobsStorage: z.string({ error: "missing" }).trim().min(1, "missing"),
+    AzureWebJobsStorage: z.string().trim().min(1).optional(),
+    AzureWebJobsStorage__accountName: z
+        .string()
+        .regex(/^[a-z0-9]{3,24}$/, "expected a storage account name: 3–24 lowercase letters and digits")
+        .optional(),
+    AzureWebJobsStorage__tableServiceUri: z.string().url({ error: "expected a URL such as https://<account>.table.core.windows.net" }).optional(),
+    AzureWebJobsStorage__queueServiceUri: z.string().url({ error: "expected a URL such as https://<account>.queue.core.windows.net" }).optional(),
+    AzureWebJobsStorage__credential: z.literal("managedidentity", { error: "expected managedidentity (or leave it out)" }).optional(),
+    AzureWebJobsStorage__clientId: z.string().trim().min(1).optional(),
     JOBS_TABLE: tableName.default("SheetwrightJobs"),
     PROVISION_QUEUE: queueName.default("provision-jobs"),
     TASK_HUB_NAME: z
@@ -152,11 +165,26 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, host?: HostLimi
               const meaning = name in SETTINGS ? ` (${SETTINGS[name as SettingName]})` : "";
               return `${name}: ${issue.message}${meaning}`;
           });
+    if (!reachesStorage(input)) {
+        problems.push(
+            "AzureWebJobsStorage: missing: a storage connection string, or AzureWebJobsStorage__accountName (or both " +
+                "__tableServiceUri and __queueServiceUri) to reach the account with a managed identity",
+        );
+    }
     // The timing checks need only the timing settings: report them even when others are wrong.
     const timing = Config.pick(TIMING_SETTINGS).safeParse(input);
     if (host && timing.success) problems.push(...limitProblems(timing.data, host));
     if (parsed.success && problems.length === 0) return parsed.data;
     throw new ConfigError(problems.map((problem) => (secret ? problem.split(secret).join("***") : problem)));
+}
+
+/** A connection string, or an identity-based connection as the Functions host reads one. */
+function reachesStorage(input: Record<string, string>): boolean {
+    return (
+        input.AzureWebJobsStorage !== undefined ||
+        input.AzureWebJobsStorage__accountName !== undefined ||
+        (input.AzureWebJobsStorage__tableServiceUri !== undefined && input.AzureWebJobsStorage__queueServiceUri !== undefined)
+    );
 }
 
 const TIMING_SETTINGS = {
@@ -253,6 +281,11 @@ const SHOWN_AS: Record<SettingName, "value" | "origin" | "storage" | "set"> = {
     PRODUCTS_FOLDER_ID: "value",
     FILING_INDEX_SHEET_ID: "value",
     AzureWebJobsStorage: "storage",
+    AzureWebJobsStorage__accountName: "value",
+    AzureWebJobsStorage__tableServiceUri: "origin",
+    AzureWebJobsStorage__queueServiceUri: "origin",
+    AzureWebJobsStorage__credential: "value",
+    AzureWebJobsStorage__clientId: "value",
     JOBS_TABLE: "value",
     PROVISION_QUEUE: "value",
     TASK_HUB_NAME: "value",

@@ -1,5 +1,7 @@
 import { TableClient } from "@azure/data-tables";
+import { DefaultAzureCredential, ManagedIdentityCredential, type TokenCredential } from "@azure/identity";
 import { QueueClient } from "@azure/storage-queue";
+import type { Config } from "./config";
 
 const DEVELOPMENT_STORAGE =
     "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;" +
@@ -22,4 +24,41 @@ export function createTableClient(connectionString: string, tableName: string): 
 
 export function createQueueClient(connectionString: string, queueName: string): QueueClient {
     return new QueueClient(expandConnectionString(connectionString), queueName);
+}
+
+/** How the app reaches its storage account: a connection string, or an identity and the service URIs. */
+export type StorageAccess =
+    | { kind: "connectionString"; connectionString: string }
+    | { kind: "identity"; tableServiceUri: string; queueServiceUri: string; credential: TokenCredential };
+
+/**
+ * The storage access the settings describe, the way the Functions host reads `AzureWebJobsStorage`:
+ * a connection string when one is set; otherwise an identity-based connection from
+ * `AzureWebJobsStorage__accountName` (or the `__tableServiceUri`/`__queueServiceUri` pair), with the
+ * app's managed identity (`__credential` = `managedidentity`, `__clientId` for a user-assigned one)
+ * or else the default Azure credential chain.
+ */
+export function storageAccessOf(config: Config): StorageAccess {
+    if (config.AzureWebJobsStorage) return { kind: "connectionString", connectionString: config.AzureWebJobsStorage };
+    const account = config.AzureWebJobsStorage__accountName;
+    const tableServiceUri = config.AzureWebJobsStorage__tableServiceUri ?? `https://${account}.table.core.windows.net`;
+    const queueServiceUri = config.AzureWebJobsStorage__queueServiceUri ?? `https://${account}.queue.core.windows.net`;
+    const clientId = config.AzureWebJobsStorage__clientId;
+    const credential =
+        config.AzureWebJobsStorage__credential === "managedidentity"
+            ? new ManagedIdentityCredential(clientId ? { clientId } : {})
+            : new DefaultAzureCredential(clientId ? { managedIdentityClientId: clientId } : {});
+    return { kind: "identity", tableServiceUri: tableServiceUri.replace(/\/+$/, ""), queueServiceUri: queueServiceUri.replace(/\/+$/, ""), credential };
+}
+
+export function tableClientFor(access: StorageAccess, tableName: string): TableClient {
+    return access.kind === "connectionString"
+        ? createTableClient(access.connectionString, tableName)
+        : new TableClient(access.tableServiceUri, tableName, access.credential);
+}
+
+export function queueClientFor(access: StorageAccess, queueName: string): QueueClient {
+    return access.kind === "connectionString"
+        ? createQueueClient(access.connectionString, queueName)
+        : new QueueClient(`${access.queueServiceUri}/${queueName}`, access.credential);
 }

@@ -8,7 +8,7 @@ import type { OrchestrationState, Orchestrations } from "../../src/shared/orches
 import { BlueprintStore } from "../../src/shared/provisioning/BlueprintStore";
 import type { Logger, ProvisioningDeps } from "../../src/shared/provisioning/ProvisioningDeps";
 import { SdkSmartsheet } from "../../src/shared/smartsheet/SdkSmartsheet";
-import { createTableClient } from "../../src/shared/storage";
+import { storageAccessOf, tableClientFor } from "../../src/shared/storage";
 import type { RunningSimulator } from "../../tools/smartsheet-sim";
 import { startTestSimulator } from "../sim/simTestKit";
 import { uniqueName } from "./names";
@@ -61,7 +61,7 @@ export function useProvisioningHarness(): { readonly current: Harness } {
     beforeEach(async () => {
         sim!.core.reset();
         const config = loadConfig(settingsFor(sim!));
-        const table = createTableClient(config.AzureWebJobsStorage, config.JOBS_TABLE);
+        const table = tableClientFor(storageAccessOf(config), config.JOBS_TABLE);
         await table.createTable();
         const jobs = new JobStore(table);
         const logs: string[] = [];
