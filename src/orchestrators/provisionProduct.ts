@@ -39,7 +39,7 @@ export function provisionProduct(policy: RetryPolicy): OrchestrationHandler {
         retry.backoffCoefficient = 2;
         retry.maxRetryIntervalInMilliseconds = policy.maxRetryMs;
 
-        const status: ProvisionStatus = { state: "running", stage: "copy", sheetsDone: 0, sheetsTotal: 0, attempt: input.attempt, jobKey };
+        const status: ProvisionStatus = { state: "running", stage: "copy", sheetsDone: 0, sheetsTotal: 0, attempt: input.attempt, recoveries: 0, jobKey };
         const show = (patch: Partial<ProvisionStatus>) => {
             Object.assign(status, patch);
             context.df.setCustomStatus({ ...status });
@@ -138,7 +138,7 @@ export function provisionProduct(policy: RetryPolicy): OrchestrationHandler {
         // The reaper parks a job that made no progress after too many recoveries, then starts
         // an instance to wait here.
         let parking = job.state === "parked" ? { reason: job.parkReason ?? "parked", parkedAt: job.parkedAt } : undefined;
-        show({ stage, sheetsTotal: job.templates.length, sheetsDone: job.copied.length });
+        show({ stage, sheetsTotal: job.templates.length, sheetsDone: job.copied.length, recoveries: job.recoveries });
 
         while (stage) {
             if (parking) {

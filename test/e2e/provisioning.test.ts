@@ -109,6 +109,7 @@ describe("provisioning end to end: local Functions host, Azurite, Smartsheet sim
                 sheetsDone: 7,
                 sheetsTotal: 7,
                 attempt: 1,
+                recoveries: 0,
                 jobKey: finished.jobKey,
             });
         }

@@ -56,6 +56,7 @@ export const JobView = z.object({
     productCode: z.string(),
     templates: z.array(z.string()),
     copied: z.array(z.string()),
+    recoveries: z.number().int().min(0),
     parkReason: z.string().optional(),
     /** Identifies one parking: an `unpark` event naming an earlier one is ignored. */
     parkedAt: z.string().optional(),
@@ -85,6 +86,7 @@ export interface ProvisionStatus {
     sheetsDone: number;
     sheetsTotal: number;
     attempt: number;
+    recoveries: number;
     jobKey: string;
     parkReason?: string;
 }

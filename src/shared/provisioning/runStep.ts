@@ -120,6 +120,7 @@ export function viewOf(row: JobRow): JobView {
         productCode: row.productCode,
         templates: row.templates,
         copied: row.templates.filter((template) => row.copies[template]),
+        recoveries: row.recoveries,
         parkReason: row.state === "parked" ? row.parkReason : undefined,
         parkedAt: row.state === "parked" ? row.parkedAt : undefined,
     };

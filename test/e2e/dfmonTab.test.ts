@@ -1,0 +1,57 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { Liquid } from "liquidjs";
+import { describe, expect, it } from "vitest";
+import { useE2E, type E2E } from "../helpers/e2e";
+import { intake, jobIn, startRecoveryE2E } from "../helpers/recoveryKit";
+
+const TEMPLATE = path.resolve(__dirname, "..", "..", "tools", "dfmon", "tab-templates", "Job.provisionProduct.liquid");
+
+/** The detailed status DfMon renders a tab against, from what the Durable HTTP API says of the instance. */
+async function dfmonModel(e2e: E2E, instanceId: string): Promise<Record<string, unknown>> {
+    const status = (await (await e2e.durable(`instances/${instanceId}?showHistory=true`)).json()) as Record<string, unknown>;
+    return {
+        Name: status.name,
+        InstanceId: status.instanceId,
+        RuntimeStatus: status.runtimeStatus,
+        CreatedTime: status.createdTime,
+        LastUpdatedTime: status.lastUpdatedTime,
+        CustomStatus: status.customStatus,
+        Input: status.input,
+        History: status.historyEvents,
+    };
+}
+
+describe("the Durable Functions Monitor tab for a job", { timeout: 120_000 }, () => {
+    const stack = useE2E(startRecoveryE2E);
+
+    it("shows a parked job's stage, sheets copied, recoveries and reason, and how to resume it, from a status captured from the local host", async () => {
+        const e2e = await stack.start({ only: [] });
+        const key = await intake(e2e).add("IND-7001", "Hydraulic Coolant Pump", "Industrial");
+        e2e.sim.core.configure({ nameLimit: 40 });
+        await e2e.fire("intakeSweep");
+        const parked = await jobIn(e2e, key, "parked");
+
+        const html = await new Liquid().parseAndRender(readFileSync(TEMPLATE, "utf8"), await dfmonModel(e2e, parked.instanceId));
+        expect(html).toContain(`<h3>Job ${key}</h3>`);
+        expect(html).toMatch(/<td class="state state-parked">parked<\/td>/);
+        expect(html).toMatch(/<th>Stage<\/th><td>copy<\/td>/);
+        expect(html).toMatch(/<th>Sheets copied<\/th><td>\d of 7 <span class="bar"><span style="width: \d+%">/);
+        expect(html).toMatch(/<th>Recoveries<\/th><td>0<\/td>/);
+        expect(html).toMatch(/<th>Parked because<\/th><td>Smartsheet copySheet failed with 400\/1041/);
+        expect(html).toContain(`npm run jobs -- unpark ${key} --by &lt;you&gt;`);
+        expect(html).toMatch(/<th>Orchestration<\/th><td>Running · provision-/);
+    });
+
+    it("escapes whatever the status holds, so a crafted reason cannot inject markup into the monitor", async () => {
+        const html = await new Liquid().parseAndRender(readFileSync(TEMPLATE, "utf8"), {
+            InstanceId: "provision-1-2-a1",
+            RuntimeStatus: "Running",
+            CustomStatus: { state: "parked", stage: "copy", sheetsDone: 3, sheetsTotal: 7, attempt: 1, recoveries: 2, jobKey: "1-2", parkReason: '<img src=x onerror="alert(1)">' },
+        });
+        expect(html).toMatch(/&lt;img src=x onerror=(&quot;|&#34;)alert\(1\)(&quot;|&#34;)&gt;/);
+        expect(html).not.toContain("<img");
+        expect(html).toMatch(/3 of 7 <span class="bar"><span style="width: 42%">/);
+        expect(html).toMatch(/<th>Recoveries<\/th><td>2<\/td>/);
+    });
+});
