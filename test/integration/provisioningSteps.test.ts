@@ -38,7 +38,7 @@ describe("intake sweep and provisioning steps, against the simulator and Azurite
         const { deps } = harness.current;
         const crashing = { ...deps, enqueue: async () => Promise.reject(new Error("process died")) };
         await expect(sweepIntake(crashing)).rejects.toThrow("process died");
-        const written = await deps.jobs.listActive(String(harness.current.config.INTAKE_SHEET_ID));
+        const written = (await deps.jobs.listActive(String(harness.current.config.INTAKE_SHEET_ID))).found;
         expect(written.map((job) => job.row.state)).toEqual(["queued"]);
         const healed = await sweepIntake(deps);
         expect(healed.requeued).toEqual([`${written[0]!.row.intakeSheetId}-${written[0]!.row.intakeRowId}`]);

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { currentInstanceId, formatJobKey, type JobKey, type JobRow } from "../jobs/JobRow";
-import { JobExistsError, type StoredJob } from "../jobs/JobStore";
+import { JobExistsError, reportInvalidJobs, type StoredJob } from "../jobs/JobStore";
 import { instanceIdFor } from "../naming/instanceIds";
 import { cleanText, composeProductNames, NameDoesNotFitError } from "../naming/productNames";
 import type { Orchestrations } from "../orchestration/Orchestrations";
@@ -159,7 +159,9 @@ export async function sweepIntake(deps: SweepDeps): Promise<SweepReport> {
     }
 
     // A crash between writing a job and sending its message leaves it queued with no instance.
-    for (const job of await deps.jobs.listActive(pk, { states: ["queued"] })) {
+    const queuedJobs = await deps.jobs.listActive(pk, { states: ["queued"] });
+    reportInvalidJobs(deps.log, queuedJobs.invalid, "intake sweep");
+    for (const job of queuedJobs.found) {
         const key = { pk, rk: job.row.intakeRowId };
         if (report.queued.includes(formatJobKey(key))) continue;
         if (await deps.orchestrations.status(currentInstanceId(job.row))) continue;

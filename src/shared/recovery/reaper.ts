@@ -1,6 +1,6 @@
 import { IntakeStatus } from "../intake/intakeStatus";
-import { currentInstanceId, keyOf, OPEN_STATES, type JobRow, type JobState } from "../jobs/JobRow";
-import { JobConcurrencyError, JobStateConflictError, type StoredJob } from "../jobs/JobStore";
+import { currentInstanceId, formatJobKey, keyOf, OPEN_STATES, type JobRow, type JobState } from "../jobs/JobRow";
+import { JobConcurrencyError, JobStateConflictError, readOrReport, reportInvalidJobs, type InvalidJob, type StoredJob } from "../jobs/JobStore";
 import { transitionLine } from "../jobs/transitions";
 import { instanceIdFor } from "../naming/instanceIds";
 import { LIVE_STATUSES, type OrchestrationState } from "../orchestration/Orchestrations";
@@ -13,6 +13,8 @@ export interface ReaperReport {
     active: number;
     stale: number;
     transitions: string[];
+    /** Jobs skipped because their index entry or row does not parse. */
+    invalid: InvalidJob[];
 }
 
 /**
@@ -31,21 +33,27 @@ export async function reap(deps: RecoveryDeps): Promise<ReaperReport> {
     const isStale = (state: string, lastProgressAt: string) => OPEN_STATES.includes(state as JobState) && Date.parse(lastProgressAt) < cutoff;
     // The index says which rows may be stale; parked ones are read too, for the manual path
     // (a person sets the row itself to running). The row decides.
-    const suspects = index.filter(
+    const suspects = index.found.filter(
         (entry) => !reconciled.finished.has(entry.jobRowKey) && (entry.state === "parked" || isStale(entry.state, entry.lastProgressAt)),
     );
+    // Reconciliation has named the ones it found; each job is named once per run.
+    const invalid: InvalidJob[] = [];
     let stale = 0;
     for (const entry of suspects) {
-        const stored = await deps.jobs.get({ pk, rk: entry.jobRowKey });
+        const key = { pk, rk: entry.jobRowKey };
+        const stored = reconciled.invalid.some((job) => job.jobKey === formatJobKey(key)) ? undefined : await readOrReport(() => deps.jobs.get(key), key, invalid);
         if (!stored || !isStale(stored.row.state, stored.row.lastProgressAt)) continue;
         stale += 1;
         const line = await takeOver(deps, stored);
         if (line) transitions.push(line);
     }
+    reportInvalidJobs(deps.log, invalid, "reaper");
+    invalid.push(...reconciled.invalid);
     deps.log.info(
-        `reaper: ${index.length} active jobs, ${stale} without progress for ${deps.config.STALE_AFTER_MINUTES} min, ${transitions.length} transitions`,
+        `reaper: ${reconciled.checked} active jobs, ${stale} without progress for ${deps.config.STALE_AFTER_MINUTES} min, ` +
+            `${transitions.length} transitions, ${invalid.length} invalid skipped`,
     );
-    return { active: index.length, stale, transitions };
+    return { active: reconciled.checked, stale, transitions, invalid };
 }
 
 async function takeOver(deps: RecoveryDeps, stored: StoredJob): Promise<string | undefined> {
