@@ -57,7 +57,7 @@ describe("the reaper and the reconciler, against Azurite and the simulator", () 
         expect(report.transitions).toEqual([
             `job ${key.pk}-${key.rk} running → running (recovery 1/3: ${before.instanceId} ended Failed at stage copy; ${after.instanceId} continues from the row)`,
         ]);
-        expect(deps.logs).toContainEqual(expect.stringMatching(/reaper: 3 active jobs, 1 without progress for 15 min, 1 transitions, 0 invalid skipped/));
+        expect(deps.logs).toContainEqual(expect.stringMatching(/reaper: 3 active jobs, 1 without progress for 15 min, 0 waiting in a backlog, 1 transitions, 0 invalid skipped/));
     });
 
     it("terminates an instance that is running without progress before the next attempt starts", async () => {

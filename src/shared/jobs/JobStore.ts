@@ -81,6 +81,8 @@ export const IndexEntry = z.object({
     lastProgressAt: z.string(),
     /** The instance of the job's current attempt. */
     instanceId: z.string(),
+    /** The orchestration waits on a durable timer until then, on purpose: no progress is due before. */
+    quietUntil: z.string().optional(),
 });
 export type IndexEntry = z.infer<typeof IndexEntry>;
 
@@ -311,6 +313,7 @@ function indexEntity(row: JobRow) {
         state: row.state,
         lastProgressAt: row.lastProgressAt,
         instanceId: currentInstanceId(row),
+        quietUntil: row.quietUntil,
     };
 }
 

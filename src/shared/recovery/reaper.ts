@@ -1,5 +1,5 @@
 import { IntakeStatus } from "../intake/intakeStatus";
-import { currentInstanceId, formatJobKey, keyOf, OPEN_STATES, type JobRow, type JobState } from "../jobs/JobRow";
+import { currentInstanceId, formatJobKey, keyOf, OPEN_STATES, type JobRow } from "../jobs/JobRow";
 import { JobConcurrencyError, JobStateConflictError, readOrReport, reportInvalidJobs, type InvalidJob, type StoredJob } from "../jobs/JobStore";
 import { transitionLine } from "../jobs/transitions";
 import { instanceIdFor } from "../naming/instanceIds";
@@ -12,55 +12,107 @@ import { reconcileJobs, type RecoveryDeps } from "./reconcile";
 export interface ReaperReport {
     active: number;
     stale: number;
+    /** Of the stale ones, those left alone because their work waits in a queue behind others. */
+    backlogged: number;
     transitions: string[];
     /** Jobs skipped because their index entry or row does not parse. */
     invalid: InvalidJob[];
 }
 
+/** How many windows a job may wait in a backlog before it is taken over anyway (its work item may be lost). */
+export const BACKLOG_PATIENCE_WINDOWS = 4;
+/** The host reports an orchestration's `lastUpdatedTime` in whole seconds. */
+const HOST_CLOCK_GRAIN_MS = 1_000;
+
+interface Clock {
+    now: number;
+    windowMs: number;
+    /** Some open job made progress within the window: the pipeline as a whole moves. */
+    pipelineMoving: boolean;
+}
+
 /**
  * The patient reaper. It looks only at active jobs, and takes over only those whose row has not
  * moved for longer than the window — longer than any live worker may run (`functionTimeout`,
- * checked at start-up), and every step touches the row when it starts and when it ends. It
+ * checked at start-up), and every step touches the row when it starts and when it ends — and
+ * whose work is not merely waiting in a queue behind others (see `waitsInBacklog`). It
  * finishes them, never restarts them: a recovery instance continues from the row, adopting what
- * exists. After `MAX_RECOVERIES` it parks the job and tells ops and the customer instead.
+ * exists. After `MAX_RECOVERIES` it parks the job and tells ops and the customer instead, and
+ * it tells ops again of every parked job whose alert has not gone through yet.
  */
 export async function reap(deps: RecoveryDeps): Promise<ReaperReport> {
     const pk = String(deps.config.INTAKE_SHEET_ID);
     const index = await deps.jobs.listActiveIndex(pk);
     const reconciled = await reconcileJobs(deps, "reaper", index);
     const transitions = [...reconciled.transitions];
-    const cutoff = deps.now().getTime() - deps.config.STALE_AFTER_MINUTES * 60_000;
-    const isStale = (state: string, lastProgressAt: string) => OPEN_STATES.includes(state as JobState) && Date.parse(lastProgressAt) < cutoff;
+    const open = index.found.filter((entry) => OPEN_STATES.includes(entry.state));
+    const clock: Clock = { now: deps.now().getTime(), windowMs: deps.config.STALE_AFTER_MINUTES * 60_000, pipelineMoving: false };
+    clock.pipelineMoving = open.some((entry) => clock.now - Date.parse(entry.lastProgressAt) <= clock.windowMs);
+    const isStale = (job: Pick<JobRow, "state" | "lastProgressAt" | "quietUntil">) =>
+        OPEN_STATES.includes(job.state) && clock.now - quietSince(job) > clock.windowMs;
     // The index says which rows may be stale; parked ones are read too, for the manual path
-    // (a person sets the row itself to running). The row decides.
-    const suspects = index.found.filter(
-        (entry) => !reconciled.finished.has(entry.jobRowKey) && (entry.state === "parked" || isStale(entry.state, entry.lastProgressAt)),
-    );
+    // (a person sets the row itself to running) and for alerts not yet delivered. The row decides.
+    const suspects = index.found.filter((entry) => !reconciled.finished.has(entry.jobRowKey) && (entry.state === "parked" || isStale(entry)));
     // Reconciliation has named the ones it found; each job is named once per run.
     const invalid: InvalidJob[] = [];
     let stale = 0;
+    let backlogged = 0;
     for (const entry of suspects) {
         const key = { pk, rk: entry.jobRowKey };
         const stored = reconciled.invalid.some((job) => job.jobKey === formatJobKey(key)) ? undefined : await readOrReport(() => deps.jobs.get(key), key, invalid);
-        if (!stored || !isStale(stored.row.state, stored.row.lastProgressAt)) continue;
+        if (!stored) continue;
+        const row = stored.row;
+        if (row.state === "parked" && !row.parkAlerted) {
+            await tellOpsOfParking(deps, key, `park alert, try ${row.parkAlertAttempts + 1}: ${transitionLine(key, "running", "parked", row.parkReason ?? "parked")}`);
+            continue;
+        }
+        if (!isStale(row)) continue;
         stale += 1;
-        const line = await takeOver(deps, stored);
+        const instanceId = currentInstanceId(row);
+        const status = reconciled.statuses.has(instanceId) ? reconciled.statuses.get(instanceId) : await deps.orchestrations.status(instanceId);
+        if (waitsInBacklog(row, status, clock)) {
+            backlogged += 1;
+            continue;
+        }
+        const line = await takeOver(deps, stored, status);
         if (line) transitions.push(line);
     }
     reportInvalidJobs(deps.log, invalid, "reaper");
     invalid.push(...reconciled.invalid);
     deps.log.info(
         `reaper: ${reconciled.checked} active jobs, ${stale} without progress for ${deps.config.STALE_AFTER_MINUTES} min, ` +
-            `${transitions.length} transitions, ${invalid.length} invalid skipped`,
+            `${backlogged} waiting in a backlog, ${transitions.length} transitions, ${invalid.length} invalid skipped`,
     );
-    return { active: reconciled.checked, stale, transitions, invalid };
+    return { active: reconciled.checked, stale, backlogged, transitions, invalid };
 }
 
-async function takeOver(deps: RecoveryDeps, stored: StoredJob): Promise<string | undefined> {
+/** A job is quiet on purpose until `quietUntil` (its orchestration waits on a durable timer). */
+function quietSince(job: Pick<JobRow, "lastProgressAt" | "quietUntil">): number {
+    return Math.max(Date.parse(job.lastProgressAt), job.quietUntil ? Date.parse(job.quietUntil) : 0);
+}
+
+/**
+ * Work waiting in a queue behind a burst or the rate limit has not touched the row either. A
+ * stale job waits in a backlog, not dead, when its orchestration has not begun (Pending: the
+ * start message waits in the control queue) or handed out work after the row's last progress
+ * (a Running instance updated since: every step touches the row when it starts, so no worker
+ * has picked that work up), while other jobs moved within the window. Patience is bounded: a
+ * work item that is truly lost is taken over after `BACKLOG_PATIENCE_WINDOWS` windows.
+ */
+function waitsInBacklog(row: JobRow, status: OrchestrationState | undefined, clock: Clock): boolean {
+    if (!status || !clock.pipelineMoving || clock.now - quietSince(row) > BACKLOG_PATIENCE_WINDOWS * clock.windowMs) return false;
+    if (status.runtimeStatus === "Pending") return true;
+    return (
+        status.runtimeStatus === "Running" &&
+        status.lastUpdatedTime !== undefined &&
+        Date.parse(status.lastUpdatedTime) + HOST_CLOCK_GRAIN_MS > Date.parse(row.lastProgressAt)
+    );
+}
+
+async function takeOver(deps: RecoveryDeps, stored: StoredJob, status: OrchestrationState | undefined): Promise<string | undefined> {
     const row = stored.row;
     const key = keyOf(row);
     const oldInstanceId = currentInstanceId(row);
-    const status = await deps.orchestrations.status(oldInstanceId);
     const idleMinutes = Math.round((deps.now().getTime() - Date.parse(row.lastProgressAt)) / 6_000) / 10;
     const why = stallOf(status, oldInstanceId, idleMinutes, row);
     const attempt = row.attempt + 1;
