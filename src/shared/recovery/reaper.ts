@@ -45,21 +45,23 @@ export async function reap(deps: RecoveryDeps): Promise<ReaperReport> {
     const index = await deps.jobs.listActiveIndex(pk);
     const reconciled = await reconcileJobs(deps, "reaper", index);
     const transitions = [...reconciled.transitions];
-    const open = index.found.filter((entry) => OPEN_STATES.includes(entry.state));
-    const clock: Clock = { now: deps.now().getTime(), windowMs: deps.config.STALE_AFTER_MINUTES * 60_000, pipelineMoving: false };
-    clock.pipelineMoving = open.some((entry) => clock.now - Date.parse(entry.lastProgressAt) <= clock.windowMs);
+    const now = deps.now().getTime();
+    const windowMs = deps.config.STALE_AFTER_MINUTES * 60_000;
+    const pipelineMoving = index.found.some((entry) => OPEN_STATES.includes(entry.state) && now - Date.parse(entry.lastProgressAt) <= windowMs);
+    const clock: Clock = { now, windowMs, pipelineMoving };
     const isStale = (job: Pick<JobRow, "state" | "lastProgressAt" | "quietUntil">) =>
         OPEN_STATES.includes(job.state) && clock.now - quietSince(job) > clock.windowMs;
     // The index says which rows may be stale; parked ones are read too, for the manual path
     // (a person sets the row itself to running) and for alerts not yet delivered. The row decides.
     const suspects = index.found.filter((entry) => !reconciled.finished.has(entry.jobRowKey) && (entry.state === "parked" || isStale(entry)));
     // Reconciliation has named the ones it found; each job is named once per run.
+    const named = new Set(reconciled.invalid.map((job) => job.jobKey));
     const invalid: InvalidJob[] = [];
     let stale = 0;
     let backlogged = 0;
     for (const entry of suspects) {
         const key = { pk, rk: entry.jobRowKey };
-        const stored = reconciled.invalid.some((job) => job.jobKey === formatJobKey(key)) ? undefined : await readOrReport(() => deps.jobs.get(key), key, invalid);
+        const stored = named.has(formatJobKey(key)) ? undefined : await readOrReport(() => deps.jobs.get(key), key, invalid);
         if (!stored) continue;
         const row = stored.row;
         if (row.state === "parked" && !row.parkAlerted) {
