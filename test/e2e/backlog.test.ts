@@ -7,8 +7,9 @@ import { copyCalls, intake, jobIn, startRecoveryE2E, transitions } from "../help
  * A burst, with time shrunk as in FAST_RECOVERY (a 12 s window, the reaper every 2 s): more
  * products approved at once than the workers can take, each copy slow, the calls paced. Work
  * waits in the activity queue longer than the window without any worker touching its row.
+ * Bigger bursts by hand: `BACKLOG_PRODUCTS=24 npx vitest run test/e2e/backlog.test.ts`.
  */
-const PRODUCTS = 8;
+const PRODUCTS = Number(process.env.BACKLOG_PRODUCTS ?? 8);
 const BURST = {
     SMARTSHEET_REQUESTS_PER_MINUTE: "240",
     AzureFunctionsJobHost__extensions__durableTask__maxConcurrentActivityFunctions: "4",

@@ -34,20 +34,32 @@ describe("a backlog is not a death", () => {
         expect(deps.logs).toContainEqual(expect.stringMatching(/^info reaper: 3 active jobs, 1 without progress for 15 min, 1 waiting in a backlog, 0 transitions/));
     });
 
-    it("tells work handed out after the row's last progress (waiting) from a step that started and went silent (dead)", async () => {
+    it("leaves a Running instance alone while other jobs move, whatever touched its row last", async () => {
         const { deps } = harness.current;
         const lastTouch = WINDOW_MS + 5 * 60_000;
-        const [waiting, dead] = await jobs(
+        const [handedOut, touchedSince] = await jobs(
             harness.current,
-            // The orchestration scheduled the next step after the last one ended; no step has started it.
+            // The orchestration scheduled the next step after the last one ended; no worker has it yet.
             { lastProgressAt: ago(lastTouch), orchestration: { runtimeStatus: "Running", lastUpdatedTime: ago(lastTouch - 2_000) } },
-            // A step touched the row after the orchestration last moved: a worker had it, and stopped.
+            // A duplicate delivery of a finished step touched the row after the orchestration moved on.
             { lastProgressAt: ago(lastTouch), orchestration: { runtimeStatus: "Running", lastUpdatedTime: ago(lastTouch + 2_000) } },
         );
         const report = await reap(deps);
-        expect(report).toMatchObject({ stale: 2, backlogged: 1 });
-        expect(report.transitions).toEqual([expect.stringMatching(new RegExp(`^job ${formatJobKey(dead!)} running → running \\(recovery 1/3`))]);
-        expect((await deps.jobs.require(waiting!)).row).toMatchObject({ attempt: 1, recoveries: 0 });
+        expect(report).toMatchObject({ stale: 2, backlogged: 2, transitions: [] });
+        for (const key of [handedOut!, touchedSince!]) expect((await deps.jobs.require(key)).row).toMatchObject({ attempt: 1, recoveries: 0 });
+    });
+
+    it("takes over a stale job whose instance failed, was terminated or is gone, however busy the pipeline", async () => {
+        const { deps } = harness.current;
+        const stale = ago(WINDOW_MS + 60_000);
+        const [failed, gone] = await jobs(
+            harness.current,
+            { lastProgressAt: stale, orchestration: { runtimeStatus: "Failed" } },
+            { lastProgressAt: stale },
+        );
+        const report = await reap(deps);
+        expect(report.backlogged).toBe(0);
+        expect(report.transitions.map((line) => line.split(" ")[1])).toEqual(expect.arrayContaining([formatJobKey(failed!), formatJobKey(gone!)]));
     });
 
     it("takes over a job waiting behind others once it has waited longer than the patience allows", async () => {
@@ -76,8 +88,8 @@ describe("a backlog is not a death", () => {
         const { deps } = harness.current;
         const [quiet, quietLonger] = await jobs(
             harness.current,
-            { lastProgressAt: ago(2 * WINDOW_MS), quietUntil: ago(WINDOW_MS - 60_000), orchestration: { runtimeStatus: "Running", lastUpdatedTime: ago(3 * WINDOW_MS) } },
-            { lastProgressAt: ago(3 * WINDOW_MS), quietUntil: ago(WINDOW_MS + 60_000), orchestration: { runtimeStatus: "Running", lastUpdatedTime: ago(3 * WINDOW_MS + 60_000) } },
+            { lastProgressAt: ago(2 * WINDOW_MS), quietUntil: ago(WINDOW_MS - 60_000), orchestration: { runtimeStatus: "Failed" } },
+            { lastProgressAt: ago(3 * WINDOW_MS), quietUntil: ago(WINDOW_MS + 60_000), orchestration: { runtimeStatus: "Failed" } },
         );
         const report = await reap(deps);
         expect(report.stale).toBe(1);

@@ -21,8 +21,6 @@ export interface ReaperReport {
 
 /** How many windows a job may wait in a backlog before it is taken over anyway (its work item may be lost). */
 export const BACKLOG_PATIENCE_WINDOWS = 4;
-/** The host reports an orchestration's `lastUpdatedTime` in whole seconds. */
-const HOST_CLOCK_GRAIN_MS = 1_000;
 
 interface Clock {
     now: number;
@@ -95,20 +93,17 @@ function quietSince(job: Pick<JobRow, "lastProgressAt" | "quietUntil">): number 
 
 /**
  * Work waiting in a queue behind a burst or the rate limit has not touched the row either. A
- * stale job waits in a backlog, not dead, when its orchestration has not begun (Pending: the
- * start message waits in the control queue) or handed out work after the row's last progress
- * (a Running instance updated since: every step touches the row when it starts, so no worker
- * has picked that work up), while other jobs moved within the window. Patience is bounded: a
- * work item that is truly lost is taken over after `BACKLOG_PATIENCE_WINDOWS` windows.
+ * stale job waits in a backlog, not dead, when its instance is Pending (the start message waits
+ * in the control queue) or Running while other jobs moved within the window. Which of its steps
+ * are outstanding cannot be told apart from the row: a duplicate delivery of a finished step
+ * touches it too, and the client's status carries no history on the real host. A worker that
+ * died mid-step needs no take-over to go on: Durable Functions delivers its work item again after
+ * the work-item visibility timeout (5 min, shorter than the window). Patience is bounded: after
+ * `BACKLOG_PATIENCE_WINDOWS` windows without progress the job is taken over anyway.
  */
 function waitsInBacklog(row: JobRow, status: OrchestrationState | undefined, clock: Clock): boolean {
-    if (!status || !clock.pipelineMoving || clock.now - quietSince(row) > BACKLOG_PATIENCE_WINDOWS * clock.windowMs) return false;
-    if (status.runtimeStatus === "Pending") return true;
-    return (
-        status.runtimeStatus === "Running" &&
-        status.lastUpdatedTime !== undefined &&
-        Date.parse(status.lastUpdatedTime) + HOST_CLOCK_GRAIN_MS > Date.parse(row.lastProgressAt)
-    );
+    if (!clock.pipelineMoving || clock.now - quietSince(row) > BACKLOG_PATIENCE_WINDOWS * clock.windowMs) return false;
+    return status?.runtimeStatus === "Pending" || status?.runtimeStatus === "Running";
 }
 
 async function takeOver(deps: RecoveryDeps, stored: StoredJob, status: OrchestrationState | undefined): Promise<string | undefined> {
