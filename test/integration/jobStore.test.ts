@@ -102,7 +102,7 @@ describe("JobStore against Azurite", () => {
         await store.create(makeJobRow({ intakeSheetId: pk, state: "parked", lastProgressAt: old }));
 
         store.entitiesRead = 0;
-        const found = await store.listActive(pk, { states: ["queued", "running"], staleBefore: new Date(Date.now() - 15 * 60_000) });
+        const { found } = await store.listActive(pk, { states: ["queued", "running"], staleBefore: new Date(Date.now() - 15 * 60_000) });
         expect(found.map((job) => job.row.intakeRowId)).toEqual([stale.row.intakeRowId]);
         expect(store.entitiesRead).toBe(2); // one index entry, one job row
     });
@@ -110,10 +110,10 @@ describe("JobStore against Azurite", () => {
     it("drops a job from the index when it finishes", async () => {
         const pk = "4000000000000888";
         const created = await store.create(makeJobRow({ intakeSheetId: pk, state: "running", stage: "register" }));
-        expect(await store.listActive(pk)).toHaveLength(1);
+        expect((await store.listActive(pk)).found).toHaveLength(1);
         await store.replace(created, { ...created.row, state: "done" }, { from: ["running"] });
-        expect(await store.listActive(pk)).toHaveLength(0);
-        expect((await store.listByState(pk, "done")).map((job) => job.row.intakeRowId)).toEqual([created.row.intakeRowId]);
+        expect((await store.listActive(pk)).found).toHaveLength(0);
+        expect((await store.listByState(pk, "done")).found.map((job) => job.row.intakeRowId)).toEqual([created.row.intakeRowId]);
     });
 
     it("reports a corrupted row instead of guessing", async () => {

@@ -41,7 +41,7 @@ describe("the reaper and the reconciler, against Azurite and the simulator", () 
 
         deps.jobs.entitiesRead = 0;
         const report = await reap(deps);
-        expect(report).toMatchObject({ active: 20, stale: 0, transitions: [] });
+        expect(report).toMatchObject({ active: 20, stale: 0, transitions: [], invalid: [] });
         expect(deps.jobs.entitiesRead).toBe(20);
     });
 
@@ -57,7 +57,7 @@ describe("the reaper and the reconciler, against Azurite and the simulator", () 
         expect(report.transitions).toEqual([
             `job ${key.pk}-${key.rk} running → running (recovery 1/3: ${before.instanceId} ended Failed at stage copy; ${after.instanceId} continues from the row)`,
         ]);
-        expect(deps.logs).toContainEqual(expect.stringMatching(/reaper: 3 active jobs, 1 without progress for 15 min, 1 transitions/));
+        expect(deps.logs).toContainEqual(expect.stringMatching(/reaper: 3 active jobs, 1 without progress for 15 min, 0 waiting in a backlog, 1 transitions, 0 invalid skipped/));
     });
 
     it("terminates an instance that is running without progress before the next attempt starts", async () => {
@@ -122,7 +122,7 @@ describe("the reaper and the reconciler, against Azurite and the simulator", () 
             `job ${key.pk}-${key.rk} running → done (orchestration ${row.instanceId} completed; the row had missed it)`,
         ]);
         expect((await deps.jobs.require(key)).row.state).toBe("done");
-        expect(deps.logs).toContainEqual("info reconcile (start-up): 3 active jobs checked, 1 transitions");
+        expect(deps.logs).toContainEqual("info reconcile (start-up): 3 active jobs checked, 1 transitions, 0 invalid skipped");
         // Done is final: a reaper run right after does not touch it.
         expect((await reap(deps)).transitions).toEqual([]);
         expect(deps.started).toEqual([]);

@@ -24,8 +24,3 @@ export const IntakeStatus = {
     stalled: (reason: string) => `Stalled — ${shorten(reason)}`,
     rejected: (reason: string) => `Rejected — ${shorten(reason)}`,
 } as const;
-
-/** A status Sheetwright wrote: the row has a job (the job row is always written first). */
-export function isSheetwrightStatus(status: string): boolean {
-    return /^(Queued|In progress —|Done|Stalled —|Rejected —)/.test(status.trim());
-}

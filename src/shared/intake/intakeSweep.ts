@@ -1,6 +1,14 @@
 import { z } from "zod";
-import { currentInstanceId, formatJobKey, type JobKey, type JobRow } from "../jobs/JobRow";
-import { JobExistsError, type StoredJob } from "../jobs/JobStore";
+import { currentInstanceId, formatJobKey, type JobKey } from "../jobs/JobRow";
+import {
+    JobConcurrencyError,
+    JobExistsError,
+    JobStateConflictError,
+    readOrReport,
+    reportInvalidJobs,
+    type InvalidJob,
+    type StoredJob,
+} from "../jobs/JobStore";
 import { instanceIdFor } from "../naming/instanceIds";
 import { cleanText, composeProductNames, NameDoesNotFitError } from "../naming/productNames";
 import type { Orchestrations } from "../orchestration/Orchestrations";
@@ -10,7 +18,7 @@ import type { ProvisioningDeps } from "../provisioning/ProvisioningDeps";
 import { columnIdsByTitle } from "../smartsheet/columns";
 import type { Cell, Sheet } from "../smartsheet/model";
 import type { RowUpdate } from "../smartsheet/SmartsheetPort";
-import { IntakeColumns, IntakeStatus, isSheetwrightStatus } from "./intakeStatus";
+import { IntakeColumns, IntakeStatus } from "./intakeStatus";
 
 export interface SweepDeps extends ProvisioningDeps {
     orchestrations: Orchestrations;
@@ -66,7 +74,8 @@ interface IntakeRow {
 /**
  * Turns approved intake rows that have no job yet — at any age — into job rows and key-only
  * messages, and rows with bad data into rejected jobs that say why; nothing is created in
- * Smartsheet for either. Heals queued jobs whose message was lost. Costs a handful of
+ * Smartsheet for either. Heals queued jobs whose message was lost, and writes `Done` over a
+ * status cell that says otherwise once a job can no longer move. Costs a handful of
  * Smartsheet calls per sweep, not per product: the intake sheet (paged), the product-line
  * folders, the template listing, and one batched status write.
  */
@@ -87,47 +96,61 @@ export async function sweepIntake(deps: SweepDeps): Promise<SweepReport> {
     const blueprint = await prepareBlueprint(deps, smartsheet, deps.config.TEMPLATE_FOLDER_ID);
     const templates = blueprint.sheets.map((template) => template.name);
 
-    // Codes of rows that already have a live job; the first approved row with a code wins it.
+    // The Jobs table decides which rows have a job, never the Status a customer may have typed.
+    // (Point reads of the approved rows for now; a cursor will narrow them.)
+    const invalid: InvalidJob[] = [];
+    const jobs = new Map<number, StoredJob | undefined>();
+    const jobOf = async (row: IntakeRow) => {
+        if (!jobs.has(row.rowId)) {
+            const key = { pk, rk: String(row.rowId) };
+            jobs.set(row.rowId, await readOrReport(() => deps.jobs.get(key), key, invalid));
+        }
+        return jobs.get(row.rowId);
+    };
+    for (const row of approved) await jobOf(row);
+    // No job yet (a row whose job does not parse has one), or a rejected one to look at again.
+    const candidates = approved.filter((row) => {
+        const state = jobs.get(row.rowId)?.row.state;
+        return state === undefined ? !invalid.some((job) => job.jobKey === formatJobKey({ pk, rk: String(row.rowId) })) : state === "rejected";
+    });
+
+    // A code belongs to the row whose job holds it (approved or not: unticking cancels nothing);
+    // among new rows, the first approved row with a code wins it.
     const codesTaken = new Map<string, number>();
-    for (const row of rows) {
-        if (row.code && isSheetwrightStatus(row.status) && !row.status.startsWith("Rejected")) codesTaken.set(row.code, row.rowId);
-    }
-    const candidates = approved.filter((row) => !isSheetwrightStatus(row.status));
-    const existing = new Map<number, StoredJob>();
-    for (const row of candidates) {
-        const stored = await deps.jobs.get({ pk, rk: String(row.rowId) });
-        if (!stored) continue;
-        existing.set(row.rowId, stored);
-        if (stored.row.state !== "rejected") codesTaken.set(stored.row.productCode, row.rowId);
+    const wanted = new Set(candidates.map((row) => row.code));
+    for (const row of rows.filter((candidate) => candidate.approved || (candidate.code && wanted.has(candidate.code)))) {
+        const stored = await jobOf(row);
+        if (stored && stored.row.state !== "rejected") codesTaken.set(stored.row.productCode, row.rowId);
     }
 
     const report: SweepReport = { approvedRows: approved.length, queued: [], rejected: [], requeued: [], statusesWritten: 0, smartsheetCalls: 0 };
     const statusWrites = new Map<number, string>();
+    const setStatus = (row: IntakeRow, status: string) => {
+        if (row.status !== status) statusWrites.set(row.rowId, status);
+    };
+    const toSend: JobKey[] = [];
     const now = deps.now().toISOString();
+
+    // A final status cannot move any more, so writing it races with nobody. A queued, running or
+    // parked job's cell is its steps' business: the sweep writing it could land on a later stage.
+    for (const row of approved) {
+        const state = jobs.get(row.rowId)?.row.state;
+        if (state === "done") setStatus(row, IntakeStatus.done);
+    }
 
     for (const row of [...candidates].sort((a, b) => a.rowNumber - b.rowNumber)) {
         const key = { pk, rk: String(row.rowId) };
         const jobKey = formatJobKey(key);
-        const stored = existing.get(row.rowId);
-        if (stored && stored.row.state !== "rejected") {
-            statusWrites.set(row.rowId, statusOf(stored.row));
-            continue;
-        }
+        const stored = jobs.get(row.rowId);
         const verdict = validate(row, lines, codesTaken, templates);
         if (!verdict.ok) {
             const status = IntakeStatus.rejected(verdict.reason);
-            if (!stored) {
-                await createOrKeep(deps, {
-                    ...baseRow(key, row, now, templates, blueprint, columns),
-                    state: "rejected",
-                    rejectReason: verdict.reason,
-                    intakeStatus: status,
-                });
-            } else if (stored.row.rejectReason !== verdict.reason) {
-                await deps.jobs.replace(stored, { ...stored.row, rejectReason: verdict.reason, intakeStatus: status }, { from: ["rejected"] });
-            }
+            const written = !stored
+                ? await createOrKeep(deps, { ...baseRow(key, row, now, templates, blueprint, columns), state: "rejected", rejectReason: verdict.reason, intakeStatus: status })
+                : stored.row.rejectReason === verdict.reason || (await replaceOrKeep(deps, stored, { ...stored.row, rejectReason: verdict.reason, intakeStatus: status }));
+            if (!written) continue;
             deps.log.warn(`job ${jobKey} rejected: ${verdict.reason}`);
-            statusWrites.set(row.rowId, status);
+            setStatus(row, status);
             report.rejected.push(jobKey);
             continue;
         }
@@ -146,28 +169,21 @@ export async function sweepIntake(deps: SweepDeps): Promise<SweepReport> {
             intakeStatus: IntakeStatus.queued,
         };
         if (stored) {
-            await deps.jobs.replace(stored, job, { from: ["rejected"] });
+            if (!(await replaceOrKeep(deps, stored, job))) continue;
             deps.log.info(`job ${jobKey} rejected → queued (the intake row was corrected)`);
         } else {
-            await createOrKeep(deps, job);
+            if (!(await createOrKeep(deps, job))) continue;
             deps.log.info(`job ${jobKey} new → queued (${request.productCode} ${request.productName})`);
         }
         codesTaken.set(request.productCode, row.rowId);
-        await deps.enqueue(key);
-        statusWrites.set(row.rowId, IntakeStatus.queued);
+        toSend.push(key);
+        setStatus(row, IntakeStatus.queued);
         report.queued.push(jobKey);
     }
 
-    // A crash between writing a job and sending its message leaves it queued with no instance.
-    for (const job of await deps.jobs.listActive(pk, { states: ["queued"] })) {
-        const key = { pk, rk: job.row.intakeRowId };
-        if (report.queued.includes(formatJobKey(key))) continue;
-        if (await deps.orchestrations.status(currentInstanceId(job.row))) continue;
-        await deps.enqueue(key);
-        deps.log.info(`job ${formatJobKey(key)} queued with no orchestration: message sent again`);
-        report.requeued.push(formatJobKey(key));
-    }
-
+    // Statuses first, messages after: a job can only start once its Queued is written, so a
+    // fast job's later status is never overwritten. If this write fails nothing is sent; the
+    // next sweep finds the jobs queued with no orchestration and sends their messages then.
     const updates: RowUpdate[] = [...statusWrites].map(([rowId, status]) => ({
         id: rowId,
         cells: [{ columnId: columns.status, value: status }],
@@ -175,6 +191,21 @@ export async function sweepIntake(deps: SweepDeps): Promise<SweepReport> {
     for (let start = 0; start < updates.length; start += 500) {
         await smartsheet.updateRows(intakeSheetId, updates.slice(start, start + 500));
     }
+    for (const key of toSend) await deps.enqueue(key);
+
+    // A crash between writing a job and sending its message leaves it queued with no instance.
+    const queuedJobs = await deps.jobs.listActive(pk, { states: ["queued"] });
+    invalid.push(...queuedJobs.invalid.filter((job) => !invalid.some((known) => known.jobKey === job.jobKey)));
+    for (const job of queuedJobs.found) {
+        const key = { pk, rk: job.row.intakeRowId };
+        if (report.queued.includes(formatJobKey(key))) continue;
+        if (await deps.orchestrations.status(currentInstanceId(job.row))) continue;
+        await deps.enqueue(key);
+        deps.log.info(`job ${formatJobKey(key)} queued with no orchestration: message sent again`);
+        report.requeued.push(formatJobKey(key));
+    }
+    reportInvalidJobs(deps.log, invalid, "intake sweep");
+
     report.statusesWritten = updates.length;
     report.smartsheetCalls = smartsheet.calls().total;
     deps.log.info(
@@ -206,12 +237,25 @@ function validate(row: IntakeRow, lines: Map<string, number>, codesTaken: Map<st
     return { ok: true, request };
 }
 
-async function createOrKeep(deps: SweepDeps, row: Parameters<SweepDeps["jobs"]["create"]>[0]): Promise<void> {
+/** Writes a new job row; false when a concurrent sweep got there first (its row and status stand). */
+async function createOrKeep(deps: SweepDeps, row: Parameters<SweepDeps["jobs"]["create"]>[0]): Promise<boolean> {
     try {
         await deps.jobs.create(row);
+        return true;
     } catch (error) {
-        // A concurrent sweep got there first; its row stands.
-        if (!(error instanceof JobExistsError)) throw error;
+        if (error instanceof JobExistsError) return false;
+        throw error;
+    }
+}
+
+/** Replaces a rejected job's row; false when someone else wrote it since it was read. */
+async function replaceOrKeep(deps: SweepDeps, stored: StoredJob, next: Parameters<SweepDeps["jobs"]["create"]>[0]): Promise<boolean> {
+    try {
+        await deps.jobs.replace(stored, next, { from: ["rejected"] });
+        return true;
+    } catch (error) {
+        if (error instanceof JobConcurrencyError || error instanceof JobStateConflictError) return false;
+        throw error;
     }
 }
 
@@ -231,22 +275,6 @@ function baseRow(key: JobKey, row: IntakeRow, now: string, templates: string[], 
         intakeStatusColumnId: columns.status,
         intakeFolderColumnId: columns.folder,
     };
-}
-
-/** The intake status that matches a job's state (to restore a status cell someone cleared). */
-function statusOf(row: JobRow): string {
-    switch (row.state) {
-        case "queued":
-            return IntakeStatus.queued;
-        case "running":
-            return row.intakeStatus ?? IntakeStatus.queued;
-        case "parked":
-            return IntakeStatus.stalled(row.parkReason ?? "waiting for a person");
-        case "done":
-            return IntakeStatus.done;
-        case "rejected":
-            return IntakeStatus.rejected(row.rejectReason ?? "invalid request");
-    }
 }
 
 type ColumnIds = Record<keyof typeof IntakeColumns, number>;

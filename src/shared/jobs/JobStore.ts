@@ -48,9 +48,21 @@ export class InvalidJobRowError extends Error {
         readonly key: JobKey,
         readonly problems: string,
     ) {
-        super(`Job ${formatJobKey(key)} has an invalid row in the table:\n${problems}`);
+        super(`Job ${formatJobKey(key)} has an invalid row in the table: ${problems}. Correct it in the Jobs table.`);
         this.name = "InvalidJobRowError";
     }
+}
+
+/** A job whose row or index entry does not parse: listings skip it and name it, so one bad entity stops nothing. */
+export interface InvalidJob {
+    jobKey: string;
+    reason: string;
+}
+
+/** What a listing found: the jobs it could read, and those it could not. */
+export interface Listing<T> {
+    found: T[];
+    invalid: InvalidJob[];
 }
 
 export interface WriteOptions {
@@ -69,6 +81,8 @@ export const IndexEntry = z.object({
     lastProgressAt: z.string(),
     /** The instance of the job's current attempt. */
     instanceId: z.string(),
+    /** The orchestration waits on a durable timer until then, on purpose: no progress is due before. */
+    quietUntil: z.string().optional(),
 });
 export type IndexEntry = z.infer<typeof IndexEntry>;
 
@@ -189,41 +203,73 @@ export class JobStore {
      * Active jobs of one intake sheet, from the index only. `staleBefore` keeps those whose
      * last progress is older than that instant.
      */
-    async listActive(pk: string, filter: { states?: readonly JobState[]; staleBefore?: Date } = {}): Promise<StoredJob[]> {
-        const entries = await this.listActiveIndex(pk, filter);
-        const jobs: StoredJob[] = [];
-        for (const entry of entries) {
-            const stored = await this.get({ pk, rk: entry.jobRowKey });
-            if (stored) jobs.push(stored);
+    async listActive(pk: string, filter: { states?: readonly JobState[]; staleBefore?: Date } = {}): Promise<Listing<StoredJob>> {
+        const index = await this.listActiveIndex(pk, filter);
+        const listing: Listing<StoredJob> = { found: [], invalid: index.invalid };
+        for (const entry of index.found) {
+            const key = { pk, rk: entry.jobRowKey };
+            const stored = await readOrReport(() => this.get(key), key, listing.invalid);
+            if (stored) listing.found.push(stored);
         }
-        return jobs;
+        return listing;
     }
 
     /** The active index of one intake sheet (no job rows read), optionally narrowed like `listActive`. */
-    async listActiveIndex(pk: string, filter: { states?: readonly JobState[]; staleBefore?: Date } = {}): Promise<IndexEntry[]> {
-        const entries: IndexEntry[] = [];
+    async listActiveIndex(pk: string, filter: { states?: readonly JobState[]; staleBefore?: Date } = {}): Promise<Listing<IndexEntry>> {
+        const listing: Listing<IndexEntry> = { found: [], invalid: [] };
         let query = odata`PartitionKey eq ${pk} and RowKey ge ${INDEX_PREFIX} and RowKey lt ${INDEX_END}`;
         if (filter.staleBefore) query += " and " + odata`lastProgressAt lt ${filter.staleBefore.toISOString()}`;
         if (filter.states) query += ` and (${filter.states.map((state) => odata`state eq ${state}`).join(" or ")})`;
         for await (const entity of this.table.listEntities({ queryOptions: { filter: query } })) {
             this.entitiesRead += 1;
-            entries.push(IndexEntry.parse(entity));
+            const parsed = IndexEntry.safeParse(entity);
+            if (parsed.success) listing.found.push(parsed.data);
+            else {
+                const key = { pk, rk: String(entity.rowKey).slice(INDEX_PREFIX.length) };
+                listing.invalid.push({ jobKey: formatJobKey(key), reason: `its index entry ${String(entity.rowKey)} is invalid: ${describeIssues(parsed.error)}` });
+            }
         }
-        return entries;
+        return listing;
     }
 
     /** Every job of one intake sheet in a state; for finished states this reads the partition. */
-    async listByState(pk: string, state: JobState, limit = 1000): Promise<StoredJob[]> {
-        if (ACTIVE_STATES.includes(state)) return (await this.listActive(pk, { states: [state] })).slice(0, limit);
-        const jobs: StoredJob[] = [];
+    async listByState(pk: string, state: JobState, limit = 1000): Promise<Listing<StoredJob>> {
+        if (ACTIVE_STATES.includes(state)) {
+            const active = await this.listActive(pk, { states: [state] });
+            return { found: active.found.slice(0, limit), invalid: active.invalid };
+        }
+        const listing: Listing<StoredJob> = { found: [], invalid: [] };
         const filter = odata`PartitionKey eq ${pk} and kind eq ${"job"} and state eq ${state}`;
         for await (const entity of this.table.listEntities<Record<string, unknown>>({ queryOptions: { filter } })) {
             this.entitiesRead += 1;
-            jobs.push({ row: decode({ pk, rk: String(entity.rowKey) }, entity), etag: entity.etag });
-            if (jobs.length >= limit) break;
+            const key = { pk, rk: String(entity.rowKey) };
+            const stored = await readOrReport(() => ({ row: decode(key, entity), etag: entity.etag }), key, listing.invalid);
+            if (stored) listing.found.push(stored);
+            if (listing.found.length >= limit) break;
         }
-        return jobs;
+        return listing;
     }
+}
+
+/** The job read, or `undefined` with the job named in `invalid` when its row does not parse. */
+export async function readOrReport<T>(read: () => T | Promise<T>, key: JobKey, invalid: InvalidJob[]): Promise<T | undefined> {
+    try {
+        return await read();
+    } catch (error) {
+        if (!(error instanceof InvalidJobRowError)) throw error;
+        invalid.push({ jobKey: formatJobKey(key), reason: `its row is invalid: ${error.problems}` });
+        return undefined;
+    }
+}
+
+/** One error line per job that could not be read, naming it and the problem (never the row). */
+export function reportInvalidJobs(log: { error(line: string): void }, invalid: readonly InvalidJob[], run: string): void {
+    for (const job of invalid) log.error(`job ${job.jobKey} skipped: ${job.reason}; the ${run} carries on with the other jobs. Correct it in the Jobs table.`);
+}
+
+/** `attempt: Invalid input: expected number, received string; …` — where and what, never the values. */
+function describeIssues(error: z.ZodError): string {
+    return error.issues.map((issue) => `${issue.path.join(".") || "(entity)"}: ${issue.message}`).join("; ");
 }
 
 function encode(row: JobRow): Record<string, unknown> & { partitionKey: string; rowKey: string } {
@@ -247,8 +293,14 @@ function decode(key: JobKey, entity: Record<string, unknown>): JobRow {
         if (["partitionKey", "rowKey", "etag", "timestamp", "kind", "odata.metadata"].includes(name)) continue;
         fields[name] = value;
     }
-    const parsed = JobRow.safeParse(fields);
-    if (!parsed.success) throw new InvalidJobRowError(key, z.prettifyError(parsed.error));
+    let parsed: ReturnType<typeof JobRow.safeParse>;
+    try {
+        parsed = JobRow.safeParse(fields);
+    } catch (error) {
+        // The columns holding objects are parsed as JSON text, and JSON.parse throws.
+        throw new InvalidJobRowError(key, `a column holding JSON is not valid JSON (${error instanceof Error ? error.message : String(error)})`);
+    }
+    if (!parsed.success) throw new InvalidJobRowError(key, describeIssues(parsed.error));
     return parsed.data;
 }
 
@@ -261,6 +313,7 @@ function indexEntity(row: JobRow) {
         state: row.state,
         lastProgressAt: row.lastProgressAt,
         instanceId: currentInstanceId(row),
+        quietUntil: row.quietUntil,
     };
 }
 

@@ -1,6 +1,6 @@
 import { IntakeStatus } from "../intake/intakeStatus";
-import { currentInstanceId, keyOf, OPEN_STATES, type JobRow, type JobState } from "../jobs/JobRow";
-import { JobConcurrencyError, JobStateConflictError, type StoredJob } from "../jobs/JobStore";
+import { currentInstanceId, formatJobKey, keyOf, OPEN_STATES, type JobRow } from "../jobs/JobRow";
+import { JobConcurrencyError, JobStateConflictError, readOrReport, reportInvalidJobs, type InvalidJob, type StoredJob } from "../jobs/JobStore";
 import { transitionLine } from "../jobs/transitions";
 import { instanceIdFor } from "../naming/instanceIds";
 import { LIVE_STATUSES, type OrchestrationState } from "../orchestration/Orchestrations";
@@ -12,47 +12,104 @@ import { reconcileJobs, type RecoveryDeps } from "./reconcile";
 export interface ReaperReport {
     active: number;
     stale: number;
+    /** Of the stale ones, those left alone because their work waits in a queue behind others. */
+    backlogged: number;
     transitions: string[];
+    /** Jobs skipped because their index entry or row does not parse. */
+    invalid: InvalidJob[];
+}
+
+/** How many windows a job may wait in a backlog before it is taken over anyway (its work item may be lost). */
+export const BACKLOG_PATIENCE_WINDOWS = 4;
+
+interface Clock {
+    now: number;
+    windowMs: number;
+    /** Some open job made progress within the window: the pipeline as a whole moves. */
+    pipelineMoving: boolean;
 }
 
 /**
  * The patient reaper. It looks only at active jobs, and takes over only those whose row has not
  * moved for longer than the window — longer than any live worker may run (`functionTimeout`,
- * checked at start-up), and every step touches the row when it starts and when it ends. It
+ * checked at start-up), and every step touches the row when it starts and when it ends — and
+ * whose work is not merely waiting in a queue behind others (see `waitsInBacklog`). It
  * finishes them, never restarts them: a recovery instance continues from the row, adopting what
- * exists. After `MAX_RECOVERIES` it parks the job and tells ops and the customer instead.
+ * exists. After `MAX_RECOVERIES` it parks the job and tells ops and the customer instead, and
+ * it tells ops again of every parked job whose alert has not gone through yet.
  */
 export async function reap(deps: RecoveryDeps): Promise<ReaperReport> {
     const pk = String(deps.config.INTAKE_SHEET_ID);
     const index = await deps.jobs.listActiveIndex(pk);
     const reconciled = await reconcileJobs(deps, "reaper", index);
     const transitions = [...reconciled.transitions];
-    const cutoff = deps.now().getTime() - deps.config.STALE_AFTER_MINUTES * 60_000;
-    const isStale = (state: string, lastProgressAt: string) => OPEN_STATES.includes(state as JobState) && Date.parse(lastProgressAt) < cutoff;
+    const now = deps.now().getTime();
+    const windowMs = deps.config.STALE_AFTER_MINUTES * 60_000;
+    const pipelineMoving = index.found.some((entry) => OPEN_STATES.includes(entry.state) && now - Date.parse(entry.lastProgressAt) <= windowMs);
+    const clock: Clock = { now, windowMs, pipelineMoving };
+    const isStale = (job: Pick<JobRow, "state" | "lastProgressAt" | "quietUntil">) =>
+        OPEN_STATES.includes(job.state) && clock.now - quietSince(job) > clock.windowMs;
     // The index says which rows may be stale; parked ones are read too, for the manual path
-    // (a person sets the row itself to running). The row decides.
-    const suspects = index.filter(
-        (entry) => !reconciled.finished.has(entry.jobRowKey) && (entry.state === "parked" || isStale(entry.state, entry.lastProgressAt)),
-    );
+    // (a person sets the row itself to running) and for alerts not yet delivered. The row decides.
+    const suspects = index.found.filter((entry) => !reconciled.finished.has(entry.jobRowKey) && (entry.state === "parked" || isStale(entry)));
+    // Reconciliation has named the ones it found; each job is named once per run.
+    const named = new Set(reconciled.invalid.map((job) => job.jobKey));
+    const invalid: InvalidJob[] = [];
     let stale = 0;
+    let backlogged = 0;
     for (const entry of suspects) {
-        const stored = await deps.jobs.get({ pk, rk: entry.jobRowKey });
-        if (!stored || !isStale(stored.row.state, stored.row.lastProgressAt)) continue;
+        const key = { pk, rk: entry.jobRowKey };
+        const stored = named.has(formatJobKey(key)) ? undefined : await readOrReport(() => deps.jobs.get(key), key, invalid);
+        if (!stored) continue;
+        const row = stored.row;
+        if (row.state === "parked" && !row.parkAlerted) {
+            await tellOpsOfParking(deps, key, `park alert, try ${row.parkAlertAttempts + 1}: ${transitionLine(key, "running", "parked", row.parkReason ?? "parked")}`);
+            continue;
+        }
+        if (!isStale(row)) continue;
         stale += 1;
-        const line = await takeOver(deps, stored);
+        const instanceId = currentInstanceId(row);
+        const status = reconciled.statuses.has(instanceId) ? reconciled.statuses.get(instanceId) : await deps.orchestrations.status(instanceId);
+        if (waitsInBacklog(row, status, clock)) {
+            backlogged += 1;
+            continue;
+        }
+        const line = await takeOver(deps, stored, status);
         if (line) transitions.push(line);
     }
+    reportInvalidJobs(deps.log, invalid, "reaper");
+    invalid.push(...reconciled.invalid);
     deps.log.info(
-        `reaper: ${index.length} active jobs, ${stale} without progress for ${deps.config.STALE_AFTER_MINUTES} min, ${transitions.length} transitions`,
+        `reaper: ${reconciled.checked} active jobs, ${stale} without progress for ${deps.config.STALE_AFTER_MINUTES} min, ` +
+            `${backlogged} waiting in a backlog, ${transitions.length} transitions, ${invalid.length} invalid skipped`,
     );
-    return { active: index.length, stale, transitions };
+    return { active: reconciled.checked, stale, backlogged, transitions, invalid };
 }
 
-async function takeOver(deps: RecoveryDeps, stored: StoredJob): Promise<string | undefined> {
+/** A job is quiet on purpose until `quietUntil` (its orchestration waits on a durable timer). */
+function quietSince(job: Pick<JobRow, "lastProgressAt" | "quietUntil">): number {
+    return Math.max(Date.parse(job.lastProgressAt), job.quietUntil ? Date.parse(job.quietUntil) : 0);
+}
+
+/**
+ * Work waiting in a queue behind a burst or the rate limit has not touched the row either. A
+ * stale job waits in a backlog, not dead, when its instance is Pending (the start message waits
+ * in the control queue) or Running while other jobs moved within the window. Which of its steps
+ * are outstanding cannot be told apart from the row: a duplicate delivery of a finished step
+ * touches it too, and the client's status carries no history on the real host. A worker that
+ * died mid-step needs no take-over to go on: Durable Functions delivers its work item again after
+ * the work-item visibility timeout (5 min, shorter than the window). Patience is bounded: after
+ * `BACKLOG_PATIENCE_WINDOWS` windows without progress the job is taken over anyway.
+ */
+function waitsInBacklog(row: JobRow, status: OrchestrationState | undefined, clock: Clock): boolean {
+    if (!clock.pipelineMoving || clock.now - quietSince(row) > BACKLOG_PATIENCE_WINDOWS * clock.windowMs) return false;
+    return status?.runtimeStatus === "Pending" || status?.runtimeStatus === "Running";
+}
+
+async function takeOver(deps: RecoveryDeps, stored: StoredJob, status: OrchestrationState | undefined): Promise<string | undefined> {
     const row = stored.row;
     const key = keyOf(row);
     const oldInstanceId = currentInstanceId(row);
-    const status = await deps.orchestrations.status(oldInstanceId);
     const idleMinutes = Math.round((deps.now().getTime() - Date.parse(row.lastProgressAt)) / 6_000) / 10;
     const why = stallOf(status, oldInstanceId, idleMinutes, row);
     const attempt = row.attempt + 1;

@@ -1,5 +1,13 @@
 import { ACTIVE_STATES, currentInstanceId, type JobKey } from "../jobs/JobRow";
-import { JobConcurrencyError, JobStateConflictError, type IndexEntry } from "../jobs/JobStore";
+import {
+    JobConcurrencyError,
+    JobStateConflictError,
+    readOrReport,
+    reportInvalidJobs,
+    type IndexEntry,
+    type InvalidJob,
+    type Listing,
+} from "../jobs/JobStore";
 import { transitionLine } from "../jobs/transitions";
 import type { OrchestrationState, Orchestrations } from "../orchestration/Orchestrations";
 import type { ProvisioningDeps } from "../provisioning/ProvisioningDeps";
@@ -13,6 +21,10 @@ export interface ReconcileReport {
     transitions: string[];
     /** Row keys of the jobs this run moved to done. */
     finished: Set<string>;
+    /** What Durable Functions said of each instance it asked about (`undefined`: no such instance). */
+    statuses: Map<string, OrchestrationState | undefined>;
+    /** Jobs skipped because their index entry or row does not parse; each has been logged once. */
+    invalid: InvalidJob[];
 }
 
 /** The orchestration finished the job: it completed and said so in its output. */
@@ -27,16 +39,20 @@ export function finishedTheJob(status: OrchestrationState | undefined): boolean 
  * Functions about each instance, and reads a job's row only to write it. Each transition is a
  * conditional write and is logged; nothing is ever resubmitted from here.
  */
-export async function reconcileJobs(deps: RecoveryDeps, occasion: string, index?: IndexEntry[]): Promise<ReconcileReport> {
+export async function reconcileJobs(deps: RecoveryDeps, occasion: string, index?: Listing<IndexEntry>): Promise<ReconcileReport> {
     const pk = String(deps.config.INTAKE_SHEET_ID);
     const entries = index ?? (await deps.jobs.listActiveIndex(pk));
     const transitions: string[] = [];
     const finished = new Set<string>();
-    for (const entry of entries) {
+    const statuses = new Map<string, OrchestrationState | undefined>();
+    const invalid = [...entries.invalid];
+    for (const entry of entries.found) {
         const key: JobKey = { pk, rk: entry.jobRowKey };
         const instanceId = entry.instanceId;
-        if (!finishedTheJob(await deps.orchestrations.status(instanceId))) continue;
-        const stored = await deps.jobs.get(key);
+        const status = await deps.orchestrations.status(instanceId);
+        statuses.set(instanceId, status);
+        if (!finishedTheJob(status)) continue;
+        const stored = await readOrReport(() => deps.jobs.get(key), key, invalid);
         if (!stored || currentInstanceId(stored.row) !== instanceId || !ACTIVE_STATES.includes(stored.row.state)) continue;
         const from = stored.row.state;
         try {
@@ -51,6 +67,8 @@ export async function reconcileJobs(deps: RecoveryDeps, occasion: string, index?
         transitions.push(line);
         finished.add(entry.jobRowKey);
     }
-    deps.log.info(`reconcile (${occasion}): ${entries.length} active jobs checked, ${transitions.length} transitions`);
-    return { checked: entries.length, transitions, finished };
+    reportInvalidJobs(deps.log, invalid, `reconciliation (${occasion})`);
+    const checked = entries.found.length + entries.invalid.length;
+    deps.log.info(`reconcile (${occasion}): ${checked} active jobs checked, ${transitions.length} transitions, ${invalid.length} invalid skipped`);
+    return { checked, transitions, finished, statuses, invalid };
 }

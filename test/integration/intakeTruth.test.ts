@@ -1,0 +1,96 @@
+import { describe, expect, it } from "vitest";
+import { sweepIntake } from "../../src/shared/intake/intakeSweep";
+import { formatJobKey } from "../../src/shared/jobs/JobRow";
+import { intakeRow } from "../helpers/inspectProduct";
+import { useProvisioningHarness, type Harness } from "../helpers/provisioningHarness";
+
+/** The intake sheet as a customer edits it: by product code and column title. */
+function intake(harness: Harness) {
+    const state = () => harness.sim.core.state();
+    const sheetId = () => state().intakeSheetId!;
+    const columnId = (title: string) => state().sheets.find((sheet) => sheet.id === sheetId())!.columns.find((column) => column.title === title)!.id;
+    return {
+        keyOf: (code: string) => formatJobKey({ pk: String(sheetId()), rk: String(intakeRow(state(), code)!.rowId) }),
+        status: (code: string) => intakeRow(state(), code)?.Status,
+        async type(code: string, title: string, value: string) {
+            const rowId = intakeRow(state(), code)!.rowId as number;
+            await harness.deps.smartsheet.updateRows(sheetId(), [{ id: rowId, cells: [{ columnId: columnId(title), value }] }]);
+        },
+        async add(cells: Record<string, string>) {
+            await harness.deps.smartsheet.addRows(sheetId(), [
+                { toBottom: true, cells: Object.entries(cells).map(([title, value]) => ({ columnId: columnId(title), value })) },
+            ]);
+        },
+    };
+}
+
+describe("the intake row tells the truth", () => {
+    const harness = useProvisioningHarness();
+
+    it("a Status typed by hand into a new approved row does not stand for a job: the row is provisioned", async () => {
+        const { deps } = harness.current;
+        const sheet = intake(harness.current);
+        await sheet.type("IND-1042", "Status", "Done");
+        // Someone also typed a status into an unapproved row holding another row's code.
+        await sheet.add({ "Product Code": "CON-2201", "Product Name": "Smart Kettle (draft)", "Product Line": "Consumer", Status: "Queued" });
+
+        const report = await sweepIntake(deps);
+
+        expect(report.queued).toContain(sheet.keyOf("IND-1042"));
+        expect(report.queued).toContain(sheet.keyOf("CON-2201"));
+        expect(report.rejected).toEqual([]);
+        expect(sheet.status("IND-1042")).toBe("Queued");
+        expect(deps.enqueued.map(formatJobKey)).toContain(sheet.keyOf("IND-1042"));
+    });
+
+    it("the sweep's Queued never lands on top of what a fast job wrote after its message was sent", async () => {
+        const { deps } = harness.current;
+        const sheet = intake(harness.current);
+        // The job runs to the end the moment its message is sent.
+        const fast = { ...deps, enqueue: async (key: Parameters<typeof deps.enqueue>[0]) => {
+            await deps.enqueue(key);
+            const code = (await deps.jobs.require(key)).row.productCode;
+            await sheet.type(code, "Status", "Done");
+        } };
+
+        await sweepIntake(fast);
+
+        expect(deps.enqueued).toHaveLength(3);
+        for (const code of ["IND-1042", "CON-2201", "IND-1043"]) expect(sheet.status(code)).toBe("Done");
+    });
+
+    it("if the status write fails, no message is sent; the next sweep sends them", async () => {
+        const { deps, sim } = harness.current;
+        sim.core.setFaults([{ op: "updateRows", kind: "error1004", times: 1 }]);
+        await expect(sweepIntake(deps)).rejects.toThrow();
+        expect(deps.enqueued).toEqual([]);
+
+        const healed = await sweepIntake(deps);
+        expect(healed.requeued).toHaveLength(3);
+        expect(deps.enqueued).toHaveLength(3);
+    });
+
+    it("repairs a final status typed over, and leaves the cell of a job still running to its steps", async () => {
+        const { deps } = harness.current;
+        const sheet = intake(harness.current);
+        await sweepIntake(deps);
+        const [done, running, rejected] = deps.enqueued;
+        await deps.jobs.update(done!, (row) => ({ ...row, state: "done", stage: "register", intakeStatus: "Done" }), { from: ["queued"] });
+        await deps.jobs.update(running!, (row) => ({ ...row, state: "running", stage: "copy", intakeStatus: "In progress — copy 3/7" }), { from: ["queued"] });
+        const codeOf = async (key: typeof done) => (await deps.jobs.require(key!)).row.productCode;
+        await sheet.type(await codeOf(done), "Status", "Queued");
+        await sheet.type(await codeOf(running), "Status", "In progress — copy 2/7");
+        // A rejected job's row is corrected by hand... in the Status column only.
+        await sheet.type(await codeOf(rejected), "Product Line", "Nowhere");
+        await deps.jobs.update(rejected!, (row) => ({ ...row, state: "rejected", rejectReason: "earlier reason" }), { from: ["queued"] });
+        await sweepIntake(deps);
+        await sheet.type(await codeOf(rejected), "Status", "Done");
+
+        await sweepIntake(deps);
+
+        expect(sheet.status(await codeOf(done))).toBe("Done");
+        expect(sheet.status(await codeOf(running))).toBe("In progress — copy 2/7");
+        expect(sheet.status(await codeOf(rejected))).toMatch(/^Rejected — Product Line "Nowhere"/);
+        expect((await deps.jobs.require(rejected!)).row.state).toBe("rejected");
+    });
+});

@@ -1,0 +1,143 @@
+import { createServer } from "node:http";
+import { describe, expect, it } from "vitest";
+import { sweepIntake } from "../../src/shared/intake/intakeSweep";
+import { formatJobKey, type JobKey, type JobRowInput } from "../../src/shared/jobs/JobRow";
+import type { OrchestrationState } from "../../src/shared/orchestration/Orchestrations";
+import { BACKLOG_PATIENCE_WINDOWS, reap } from "../../src/shared/recovery/reaper";
+import { useProvisioningHarness, type Harness } from "../helpers/provisioningHarness";
+
+const WINDOW_MS = 15 * 60_000;
+const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
+
+/** The seeded intake's three jobs: the first two as the test makes them, the third moving now. */
+async function jobs(harness: Harness, ...shapes: Array<Partial<JobRowInput> & { orchestration?: OrchestrationState }>): Promise<JobKey[]> {
+    const { deps } = harness;
+    await sweepIntake(deps);
+    const keys = deps.enqueued.slice(0, 3);
+    const all = [...shapes, { lastProgressAt: new Date().toISOString(), orchestration: { runtimeStatus: "Running" as const } }];
+    for (const [n, { orchestration, ...shape }] of all.entries()) {
+        const stored = await deps.jobs.update(keys[n]!, (row) => ({ ...row, state: "running", stage: "copy", ...shape }), { from: ["queued"] });
+        if (orchestration) deps.instances.set(stored.row.instanceId!, orchestration);
+    }
+    return keys;
+}
+
+describe("a backlog is not a death", () => {
+    const harness = useProvisioningHarness();
+
+    it("leaves alone a stale job whose instance is still Pending while the pipeline moves, and counts it", async () => {
+        const { deps } = harness.current;
+        await jobs(harness.current, { lastProgressAt: ago(WINDOW_MS + 60_000), orchestration: { runtimeStatus: "Pending" } });
+        const report = await reap(deps);
+        expect(report).toMatchObject({ stale: 1, backlogged: 1, transitions: [] });
+        expect(deps.started).toEqual([]);
+        expect(deps.logs).toContainEqual(expect.stringMatching(/^info reaper: 3 active jobs, 1 without progress for 15 min, 1 waiting in a backlog, 0 transitions/));
+    });
+
+    it("leaves a Running instance alone while other jobs move, whatever touched its row last", async () => {
+        const { deps } = harness.current;
+        const lastTouch = WINDOW_MS + 5 * 60_000;
+        const [handedOut, touchedSince] = await jobs(
+            harness.current,
+            // The orchestration scheduled the next step after the last one ended; no worker has it yet.
+            { lastProgressAt: ago(lastTouch), orchestration: { runtimeStatus: "Running", lastUpdatedTime: ago(lastTouch - 2_000) } },
+            // A duplicate delivery of a finished step touched the row after the orchestration moved on.
+            { lastProgressAt: ago(lastTouch), orchestration: { runtimeStatus: "Running", lastUpdatedTime: ago(lastTouch + 2_000) } },
+        );
+        const report = await reap(deps);
+        expect(report).toMatchObject({ stale: 2, backlogged: 2, transitions: [] });
+        for (const key of [handedOut!, touchedSince!]) expect((await deps.jobs.require(key)).row).toMatchObject({ attempt: 1, recoveries: 0 });
+    });
+
+    it("takes over a stale job whose instance failed, was terminated or is gone, however busy the pipeline", async () => {
+        const { deps } = harness.current;
+        const stale = ago(WINDOW_MS + 60_000);
+        const [failed, gone] = await jobs(
+            harness.current,
+            { lastProgressAt: stale, orchestration: { runtimeStatus: "Failed" } },
+            { lastProgressAt: stale },
+        );
+        const report = await reap(deps);
+        expect(report.backlogged).toBe(0);
+        expect(report.transitions.map((line) => line.split(" ")[1])).toEqual(expect.arrayContaining([formatJobKey(failed!), formatJobKey(gone!)]));
+    });
+
+    it("takes over a job waiting behind others once it has waited longer than the patience allows", async () => {
+        const { deps } = harness.current;
+        const idle = BACKLOG_PATIENCE_WINDOWS * WINDOW_MS + 60_000;
+        const [lost] = await jobs(harness.current, { lastProgressAt: ago(idle), orchestration: { runtimeStatus: "Pending" } });
+        const report = await reap(deps);
+        expect(report.backlogged).toBe(0);
+        expect(report.transitions).toEqual([expect.stringMatching(new RegExp(`^job ${formatJobKey(lost!)} running → running \\(recovery 1/3`))]);
+    });
+
+    it("takes over a waiting-looking job when nothing in the pipeline moved within the window", async () => {
+        const { deps } = harness.current;
+        await sweepIntake(deps);
+        const [only] = deps.enqueued;
+        // The other two jobs finished long ago; this one is all there is, and it does not move.
+        for (const key of deps.enqueued.slice(1, 3)) await deps.jobs.update(key, (row) => ({ ...row, state: "done" }), { from: ["queued"] });
+        const stored = await deps.jobs.update(only!, (row) => ({ ...row, state: "running", lastProgressAt: ago(WINDOW_MS + 60_000) }), { from: ["queued"] });
+        deps.instances.set(stored.row.instanceId!, { runtimeStatus: "Pending" });
+        const report = await reap(deps);
+        expect(report.backlogged).toBe(0);
+        expect(report.transitions).toHaveLength(1);
+    });
+
+    it("measures staleness from quietUntil: a job waiting on a durable timer is not taken over before the window after it", async () => {
+        const { deps } = harness.current;
+        const [quiet, quietLonger] = await jobs(
+            harness.current,
+            { lastProgressAt: ago(2 * WINDOW_MS), quietUntil: ago(WINDOW_MS - 60_000), orchestration: { runtimeStatus: "Failed" } },
+            { lastProgressAt: ago(3 * WINDOW_MS), quietUntil: ago(WINDOW_MS + 60_000), orchestration: { runtimeStatus: "Failed" } },
+        );
+        const report = await reap(deps);
+        expect(report.stale).toBe(1);
+        expect(report.transitions).toEqual([expect.stringMatching(new RegExp(`^job ${formatJobKey(quietLonger!)} running → running`))]);
+        expect((await deps.jobs.require(quiet!)).row.attempt).toBe(1);
+    });
+});
+
+describe("never silent: the reaper retries park alerts that did not go through", () => {
+    const harness = useProvisioningHarness();
+
+    it("retries each run until the webhook answers 2xx, then stops", async () => {
+        const received: string[] = [];
+        let answer = 500;
+        const server = createServer((request, response) => {
+            let body = "";
+            request.on("data", (chunk: Buffer) => (body += chunk.toString()));
+            request.on("end", () => {
+                received.push(body);
+                response.writeHead(answer).end();
+            });
+        });
+        await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+        try {
+            const { port } = server.address() as { port: number };
+            const base = harness.current.deps;
+            const deps = { ...base, config: { ...base.config, ALERT_WEBHOOK_URL: `http://127.0.0.1:${port}/hook` } };
+            await sweepIntake(deps);
+            const key = deps.enqueued[0]!;
+            const stored = await deps.jobs.update(key, (row) => ({ ...row, state: "running", recoveries: 3, lastProgressAt: ago(WINDOW_MS + 60_000) }), { from: ["queued"] });
+            deps.instances.set(stored.row.instanceId!, { runtimeStatus: "Failed" });
+
+            await reap(deps); // parks it; the webhook answers 500
+            expect((await deps.jobs.require(key)).row).toMatchObject({ state: "parked", parkAlerted: false, parkAlertAttempts: 1 });
+            expect(base.logs.filter((line) => /^error .*park alert webhook failed \(try 1\)/.test(line))).toHaveLength(1);
+
+            await reap(deps); // still 500
+            expect((await deps.jobs.require(key)).row).toMatchObject({ parkAlerted: false, parkAlertAttempts: 2, parkAlertError: "the webhook answered 500" });
+            expect(base.logs).toContainEqual(expect.stringMatching(new RegExp(`^error park alert, try 2: job ${formatJobKey(key)} running → parked \\(No progress after 3 recoveries`)));
+
+            answer = 204;
+            await reap(deps);
+            expect((await deps.jobs.require(key)).row).toMatchObject({ parkAlerted: true, parkAlertAttempts: 3 });
+            await reap(deps);
+            expect(received).toHaveLength(3);
+            expect(JSON.parse(received[2]!)).toMatchObject({ event: "job.parked", jobKey: formatJobKey(key) });
+        } finally {
+            await new Promise((resolve) => server.close(resolve));
+        }
+    });
+});
