@@ -4,7 +4,7 @@ import { formatJobKey, type JobKey } from "../../src/shared/jobs/JobRow";
 import { getJob, listJobs } from "../../src/shared/jobs/jobsApi";
 import { reap } from "../../src/shared/recovery/reaper";
 import { reconcileJobs } from "../../src/shared/recovery/reconcile";
-import { createTableClient } from "../../src/shared/storage";
+import { storageAccessOf, tableClientFor } from "../../src/shared/storage";
 import { makeJobRow } from "../helpers/jobs";
 import { useProvisioningHarness, type Harness } from "../helpers/provisioningHarness";
 
@@ -12,7 +12,7 @@ const LONG_AGO = "2026-01-01T00:00:00.000Z";
 
 /** What a hand edit in Storage Explorer does: merges properties into one entity, unchecked. */
 async function handEdit(harness: Harness, rowKey: { pk: string; rk: string }, properties: Record<string, unknown>): Promise<void> {
-    const table = createTableClient(harness.config.AzureWebJobsStorage, harness.config.JOBS_TABLE);
+    const table = tableClientFor(storageAccessOf(harness.config), harness.config.JOBS_TABLE);
     await table.updateEntity({ partitionKey: rowKey.pk, rowKey: rowKey.rk, ...properties }, "Merge");
 }
 

@@ -3,7 +3,7 @@ import type { JobKey } from "../../src/shared/jobs/JobRow";
 import { sweepIntake } from "../../src/shared/intake/intakeSweep";
 import { reap } from "../../src/shared/recovery/reaper";
 import { reconcileJobs } from "../../src/shared/recovery/reconcile";
-import { createTableClient } from "../../src/shared/storage";
+import { storageAccessOf, tableClientFor } from "../../src/shared/storage";
 import { intakeRow } from "../helpers/inspectProduct";
 import { makeJobRow } from "../helpers/jobs";
 import { useProvisioningHarness, type Harness } from "../helpers/provisioningHarness";
@@ -28,7 +28,7 @@ describe("the reaper and the reconciler, against Azurite and the simulator", () 
     it("finds the open jobs among 10,000 finished ones by reading about 20 entities", { timeout: 120_000 }, async () => {
         const { deps, config } = harness.current;
         const pk = String(config.INTAKE_SHEET_ID);
-        const table = createTableClient(config.AzureWebJobsStorage!, config.JOBS_TABLE);
+        const table = tableClientFor(storageAccessOf(config), config.JOBS_TABLE);
         for (let batch = 0; batch < 100; batch++) {
             await table.submitTransaction(
                 Array.from({ length: 100 }, (_, i) => [

@@ -7,6 +7,7 @@ import {
     NameDoesNotFitError,
     referenceName,
 } from "../../src/shared/naming/productNames";
+import { IntakeStatus } from "../../src/shared/intake/intakeStatus";
 
 const TEMPLATE = ["Document Register", "Translations", "Specifications", "Approvals", "Suppliers", "Change Log", "Risk Register"];
 
@@ -137,5 +138,15 @@ describe("referenceName", () => {
             }),
         );
         expect(referenceName("IND-1042", "Approvals Decision")).toBe("IND-1042 Approvals Decision");
+    });
+});
+
+describe("intake status cells", () => {
+    it("never carry control or invisible formatting characters from a reason, and stay within 300 characters on whole graphemes", () => {
+        const status = IntakeStatus.rejected(`Product Line "Kit\u202Echen\u200B" has no folder\nunder Products ${"👩‍🔬".repeat(200)}`);
+        expect(status).not.toMatch(/[\p{Cc}\u202E\u200B]/u);
+        expect(status.startsWith('Rejected — Product Line "Kitchen" has no folder under Products')).toBe(true);
+        expect(status.length).toBeLessThanOrEqual("Rejected — ".length + 300);
+        expect(status).not.toMatch(/[\uD800-\uDBFF]$/);
     });
 });

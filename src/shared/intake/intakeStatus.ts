@@ -1,3 +1,5 @@
+import { cleanText, fitText } from "../naming/productNames";
+
 /** Intake sheet columns, by title. `Status` and `Folder` are written by Sheetwright. */
 export const IntakeColumns = {
     productCode: "Product Code",
@@ -10,9 +12,9 @@ export const IntakeColumns = {
 
 const MAX_REASON = 300;
 
+/** One line, no control or invisible formatting characters (the reason may quote what a customer typed), at most 300 characters. */
 function shorten(reason: string): string {
-    const oneLine = reason.replace(/\s+/g, " ").trim();
-    return oneLine.length <= MAX_REASON ? oneLine : `${oneLine.slice(0, MAX_REASON - 1)}…`;
+    return fitText(cleanText(reason), MAX_REASON);
 }
 
 /** What the customer reads in the intake row's `Status` cell. */
