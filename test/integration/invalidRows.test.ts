@@ -64,7 +64,7 @@ describe("one bad row stops nothing", () => {
 
         expect(report.transitions).toEqual([expect.stringMatching(/running → done/)]);
         expect((await deps.jobs.require({ pk, rk: completed.row.intakeRowId })).row.state).toBe("done");
-        expect(errorLinesAbout(harness.current, { pk, rk: broken.row.intakeRowId })).toEqual([expect.stringMatching(/skipped: .*JSON/)]);
+        expect(errorLinesAbout(harness.current, { pk, rk: broken.row.intakeRowId })).toEqual([expect.stringMatching(/skipped: .*copies: is not valid JSON text/)]);
         expect(deps.logs).toContainEqual("info reconcile (start-up): 2 active jobs checked, 1 transitions, 1 invalid skipped");
     });
 

@@ -19,8 +19,17 @@ const Timestamp = z.iso.datetime();
 const DigitsKey = z.string().regex(/^\d+$/, "expected the decimal digits of a Smartsheet id");
 
 /** Table columns hold objects as JSON text. */
+/** Table columns hold objects as JSON text; text that is not JSON is an issue of that column, not a crash. */
 function json<T extends z.ZodType>(schema: T) {
-    return z.preprocess((value) => (typeof value === "string" ? JSON.parse(value) : value), schema);
+    return z.preprocess((value, context) => {
+        if (typeof value !== "string") return value;
+        try {
+            return JSON.parse(value);
+        } catch {
+            context.addIssue({ code: "custom", message: "is not valid JSON text", input: value });
+            return z.NEVER;
+        }
+    }, schema);
 }
 
 export const SheetCopy = z.object({
