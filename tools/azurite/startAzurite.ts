@@ -14,6 +14,8 @@ export interface AzuriteOptions {
     host?: string;
     /** Print Azurite's access log. */
     verbose?: boolean;
+    /** Keep the data in this folder instead of in memory, so a restarted Azurite still has it. */
+    persistTo?: string;
 }
 
 export interface RunningAzurite {
@@ -27,14 +29,15 @@ export interface RunningAzurite {
 }
 
 /**
- * Starts Azurite's Table and Queue services as child processes, in memory, with
+ * Starts Azurite's Table and Queue services as child processes, in memory (or in `persistTo`), with
  * `--skipApiVersionCheck` (current SDKs send API versions Azurite does not know yet).
  */
 export async function startAzurite(options: AzuriteOptions = {}): Promise<RunningAzurite> {
     const host = options.host ?? "127.0.0.1";
     const tablePort = options.tablePort === 0 ? await freePort(host) : (options.tablePort ?? 10002);
     const queuePort = options.queuePort === 0 ? await freePort(host) : (options.queuePort ?? 10001);
-    const common = ["--inMemoryPersistence", "--loose", "--skipApiVersionCheck", "--disableTelemetry"];
+    const persistence = options.persistTo ? ["--location", options.persistTo] : ["--inMemoryPersistence"];
+    const common = [...persistence, "--loose", "--skipApiVersionCheck", "--disableTelemetry"];
     if (!options.verbose) common.push("--silent");
 
     const table = await launch("table", [...common, "--tableHost", host, "--tablePort", String(tablePort)], /successfully/);
