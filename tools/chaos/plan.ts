@@ -53,6 +53,8 @@ export interface Plan {
 export const CALL_TIMEOUT_SECONDS = 1;
 /** How long an unanswered write may still land (the app's LATE_WRITE_HORIZON_SECONDS). */
 export const LATE_WRITE_HORIZON_SECONDS = 4;
+/** The plan's actions happen within this window after the first sweep. */
+const ACTIVE_WINDOW_MS = 6_000;
 
 const LINES = ["Industrial", "Consumer"] as const;
 const NAMES = [
@@ -66,6 +68,25 @@ const NAMES = [
     "Ultra-Quiet Brushless Ventilation Fan — Series 7 (Marine Grade)",
 ];
 
+/** Operations the app calls, weighted by how much can go wrong there. */
+const FAULT_OPS: ReadonlyArray<readonly [string, number]> = [
+    ["copySheet", 6],
+    ["createFolder", 3],
+    ["addRows", 3],
+    ["getFolderChildren", 2],
+    ["getSheet", 2],
+    ["updateRows", 2],
+    ["createCrossSheetReference", 2],
+    ["updateColumn", 1],
+    ["updateSummaryFields", 1],
+    ["addSummaryFields", 1],
+    ["deleteSheet", 1],
+    ["deleteFolder", 1],
+    ["deleteRows", 1],
+    ["listCrossSheetReferences", 1],
+    ["getSummary", 1],
+];
+
 export interface PlanOptions {
     products: number;
 }
@@ -74,14 +95,58 @@ export interface PlanOptions {
 export function planSchedule(seed: number, options: PlanOptions): Plan {
     const random = new Random(seed);
     const products = drawProducts(random, options.products, seed);
+    const valid = products.flatMap((product, index) => (product.valid ? [index] : []));
+    const at = () => random.int(0, ACTIVE_WINDOW_MS);
     const steps: Step[] = [{ atMs: 0, action: { kind: "sweep", overlapping: false } }];
+    const add = (action: Action, atMs = at()) => steps.push({ atMs, action });
+
+    for (let i = random.int(0, 2); i > 0; i -= 1) add({ kind: "sweep", overlapping: random.chance(0.5) });
+    for (let i = random.int(0, 3); i > 0; i -= 1) add({ kind: "reaper" });
+    const faultEpisodes = Array.from({ length: random.int(0, 3) }, () => ({ atMs: at(), rules: drawFaultRules(random) }));
+    for (const episode of faultEpisodes) add({ kind: "faults", rules: episode.rules }, episode.atMs);
+    if (random.chance(0.4)) add({ kind: "duplicateMessages", product: random.pick(valid), copies: random.int(1, 3) });
+    if (random.chance(0.35)) add({ kind: "killHost", downMs: random.int(200, 1500) });
+    if (random.chance(0.1)) add({ kind: "restartAzurite", downMs: random.int(300, 1000) });
+    const parking = faultEpisodes.find((episode) => episode.rules.some((rule) => rule.kind === "error1004"));
+    if (parking && random.chance(0.7)) add({ kind: "unparkRacingReaper" }, parking.atMs + random.int(1_000, 4_000));
+
+    if (random.chance(0.15)) add({ kind: "deleteIntakeRow", product: random.pick(valid) });
+    if (random.chance(0.2)) add({ kind: "editProductName", product: random.pick(valid), name: random.pick(NAMES) });
+    if (random.chance(0.15)) add({ kind: "untickApproved", product: random.pick(valid) });
+    if (random.chance(0.2)) add({ kind: "typeStatus", product: random.pick(valid), text: random.pick(TYPED_STATUSES) });
+    if (random.chance(0.15)) add({ kind: "editTemplate", edit: random.pick(["addReferenceAndFormula", "insertRows"] as const) });
+
     return {
         seed,
         products,
-        duplicateActivities: "off",
+        duplicateActivities: random.weighted([["off", 6], ["sequential", 2], ["concurrent", 2]] as const),
         copySettleSeconds: random.int(0, 1),
-        steps,
+        steps: steps.sort((a, b) => a.atMs - b.atMs),
     };
+}
+
+const TYPED_STATUSES = ["Done", "Cancelled", "In progress — copy 7/7", "Stalled — waiting for legal", "please hurry"];
+
+function drawFaultRules(random: Random): FaultRule[] {
+    return Array.from({ length: random.int(1, 2) }, () => {
+        const kind = random.weighted<FaultRule["kind"]>([
+            ["rate429", 2],
+            ["error4002", 2],
+            ["commitThenError4002", 3],
+            ["commitThenHang", 3],
+            ["delay", 3],
+            ["html502", 2],
+            ["error1004", 1],
+        ]);
+        return {
+            op: random.weighted(FAULT_OPS),
+            kind,
+            // A 429 burst outlasts a claim: the SDK backs off 2, 4, 8 s.
+            times: kind === "rate429" ? random.int(2, 3) : random.int(1, 2),
+            skip: random.int(0, 6),
+            delayMs: kind === "delay" ? random.int(CALL_TIMEOUT_SECONDS * 1000 + 200, (LATE_WRITE_HORIZON_SECONDS - 0.5) * 1000) : 0,
+        };
+    });
 }
 
 function drawProducts(random: Random, count: number, seed: number): ProductRequest[] {
@@ -90,6 +155,11 @@ function drawProducts(random: Random, count: number, seed: number): ProductReque
         const line = random.pick(LINES);
         const code = `${line === "Industrial" ? "IND" : "CON"}-${(seed % 9000) + 1000}-${index + 1}`;
         products.push({ code, name: random.pick(NAMES), line, valid: true });
+    }
+    if (count > 1 && random.chance(0.2)) {
+        // The last request is one the sweep must reject: a line with no folder, or a code taken.
+        const last = products[count - 1]!;
+        products[count - 1] = random.chance(0.5) ? { ...last, line: "Aerospace", valid: false } : { ...last, code: products[0]!.code, valid: false };
     }
     return products;
 }
