@@ -33,6 +33,8 @@ export interface AuditInput {
     jobsTable: string;
     requests: readonly AuditedRequest[];
     alerts: readonly unknown[];
+    /** The plan made Smartsheet refuse for good (403/1004) at some point: parking is a fair outcome. */
+    permanentFaultsPlanned: boolean;
 }
 
 export interface AuditResult {
@@ -104,6 +106,10 @@ export async function audit(input: AuditInput): Promise<AuditResult> {
         if (request.valid && job.state === "rejected") found("invariantFailures", request.code, `a valid request was rejected: ${job.rejectReason}`);
         if (!request.valid && job.state !== "rejected") found("invariantFailures", request.code, `an invalid request ended ${job.state}, not rejected`);
         if (!request.deleted) checkIntakeStatus(world, state.intakeSheetId, request, job, found);
+        else if (request.valid && job.state === "parked" && !input.permanentFaultsPlanned && !/^No progress after/.test(job.parkReason ?? "")) {
+            // Deleting the intake row only takes away where the status is written; the product is still finished.
+            found("invariantFailures", request.code, `intake row deleted mid-job, and the job parked instead of finishing: ${job.parkReason}`);
+        }
     }
 
     const owned = new Map<number, Set<string>>();

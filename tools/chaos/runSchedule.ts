@@ -42,6 +42,7 @@ export async function runSchedule(plan: Plan, sharedStorage: string): Promise<Sc
                 deleted: context!.deletedRows.has(context!.rowIds[index]!),
             })),
             alerts: stack.alerts,
+            permanentFaultsPlanned: plan.steps.some((step) => step.action.kind === "faults" && step.action.rules.some((rule) => rule.kind === "error1004")),
         });
         return { kind: "audited", plan, result, journal: context.journal, hostLog: [...stack.host.logs], seconds: seconds() };
     } catch (error) {
