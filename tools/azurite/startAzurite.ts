@@ -58,7 +58,9 @@ export async function startAzurite(options: AzuriteOptions = {}): Promise<Runnin
         queueUrl,
         connectionString: azuriteConnectionString(host, tablePort, queuePort),
         async stop() {
-            await Promise.all([stopChild(table), stopChild(queue)]);
+            // Only SIGINT makes Azurite save its data before it exits; in memory there is nothing to save.
+            const persisted = options.persistTo !== undefined;
+            await Promise.all([stopChild(table, persisted), stopChild(queue, persisted)]);
         },
     };
 }
@@ -101,15 +103,15 @@ function launch(service: "table" | "queue", args: string[], ready: RegExp): Prom
     });
 }
 
-function stopChild(child: ChildProcess): Promise<void> {
+function stopChild(child: ChildProcess, saveFirst: boolean): Promise<void> {
     if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
     return new Promise((resolve) => {
-        const force = setTimeout(() => child.kill("SIGKILL"), 3_000);
+        const force = setTimeout(() => child.kill("SIGKILL"), saveFirst ? 15_000 : 3_000);
         child.once("exit", () => {
             clearTimeout(force);
             resolve();
         });
-        child.kill("SIGTERM");
+        child.kill(saveFirst ? "SIGINT" : "SIGTERM");
     });
 }
 
