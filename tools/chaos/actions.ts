@@ -23,6 +23,8 @@ export class ScheduleContext {
     /** Product index → its intake row id. */
     readonly rowIds: number[] = [];
     readonly deletedRows = new Set<number>();
+    /** Rows whose Approved box was unticked before any job existed: no job is owed to them. */
+    readonly withdrawnRows = new Set<number>();
     /** `+<ms> <action>: <outcome>`, for a failure report. */
     readonly journal: string[] = [];
     private readonly jobs: TableClient;
@@ -166,6 +168,7 @@ async function act(context: ScheduleContext, action: PersonAction): Promise<stri
             return waited || undefined;
         case "untickApproved":
             await update("Approved", false);
+            if (waited) context.withdrawnRows.add(rowId);
             return waited || undefined;
         case "typeStatus":
             await update("Status", action.text);

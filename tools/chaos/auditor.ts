@@ -25,6 +25,8 @@ export interface AuditedRequest {
     valid: boolean;
     /** The plan deleted the row: its status is not checked, and it may have no job. */
     deleted: boolean;
+    /** Approved was unticked before the sweep made a job: none is owed. */
+    withdrawn: boolean;
 }
 
 export interface AuditInput {
@@ -100,7 +102,7 @@ export async function audit(input: AuditInput): Promise<AuditResult> {
     for (const request of input.requests) {
         const job = jobsByRow.get(request.rowId);
         if (!job) {
-            if (!request.deleted) found("lost", request.code, `approved intake row ${request.rowId} has no job`);
+            if (!request.deleted && !request.withdrawn) found("lost", request.code, `approved intake row ${request.rowId} has no job`);
             continue;
         }
         if (request.valid && job.state === "rejected") found("invariantFailures", request.code, `a valid request was rejected: ${job.rejectReason}`);

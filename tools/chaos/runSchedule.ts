@@ -40,6 +40,7 @@ export async function runSchedule(plan: Plan, sharedStorage: string): Promise<Sc
                 code: product.code,
                 valid: product.valid,
                 deleted: context!.deletedRows.has(context!.rowIds[index]!),
+                withdrawn: context!.withdrawnRows.has(context!.rowIds[index]!),
             })),
             alerts: stack.alerts,
             permanentFaultsPlanned: plan.steps.some((step) => step.action.kind === "faults" && step.action.rules.some((rule) => rule.kind === "error1004")),
@@ -110,7 +111,7 @@ async function comeToRest(context: ScheduleContext, lateWritesBy: number): Promi
         for await (const entity of jobs.listEntities({ queryOptions: { filter: "kind eq 'job'" } })) rows.push(entity);
         const atRest = rows.every((row) => row.state === "done" || row.state === "rejected" || row.state === "parked");
         const withJob = new Set(rows.map((row) => Number(row.rowKey)));
-        const waiting = context.rowIds.filter((rowId) => !withJob.has(rowId) && !context.deletedRows.has(rowId));
+        const waiting = context.rowIds.filter((rowId) => !withJob.has(rowId) && !context.deletedRows.has(rowId) && !context.withdrawnRows.has(rowId));
         if (waiting.length > 0 && Date.now() - lastSweep > 3_000) {
             // The sweep runs on a timer in production; a request it has not seen yet is not lost.
             lastSweep = Date.now();
