@@ -18,7 +18,8 @@ const NEVER = "0 0 0 1 1 *";
 const HOST_TIMING = {
     AzureFunctionsJobHost__functionTimeout: "00:00:04",
     SMARTSHEET_CALL_TIMEOUT_SECONDS: String(CALL_TIMEOUT_SECONDS),
-    STALE_AFTER_MINUTES: "0.09",
+    // Longer than functionTimeout + the longest step retry + clock skew (4 + 2 + 0.5 s).
+    STALE_AFTER_MINUTES: "0.125",
     REAPER_SCHEDULE: "*/2 * * * * *",
     STEP_RETRY_FIRST_SECONDS: "1",
     STEP_RETRY_MAX_SECONDS: "2",
@@ -27,6 +28,8 @@ const HOST_TIMING = {
     LATE_WRITE_HORIZON_SECONDS: String(LATE_WRITE_HORIZON_SECONDS),
     MAX_CLOCK_SKEW_SECONDS: "0.5",
     SMARTSHEET_REQUESTS_PER_MINUTE: "3000",
+    // One write (rate-limit waits + call timeout) and its settle must fit in functionTimeout.
+    SMARTSHEET_RATE_LIMIT_RETRY_SECONDS: "1.5",
     AzureFunctionsJobHost__extensions__durableTask__storageProvider__workItemQueueVisibilityTimeout: "00:00:02",
     AzureFunctionsJobHost__extensions__durableTask__storageProvider__controlQueueVisibilityTimeout: "00:00:02",
     AzureFunctionsJobHost__extensions__queues__visibilityTimeout: "00:00:00",
