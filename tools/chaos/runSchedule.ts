@@ -1,7 +1,6 @@
 import { TableClient } from "@azure/data-tables";
 import { perform, ScheduleContext, seedIntake, sleep } from "./actions";
 import { audit, type AuditResult } from "./auditor";
-import { HarnessError } from "./hostProcess";
 import type { Plan } from "./plan";
 import { ScheduleStack } from "./stack";
 
@@ -29,7 +28,7 @@ export async function runSchedule(plan: Plan, sharedStorage: string): Promise<Sc
         await playSteps(context);
         await stack.simAdmin("POST", "faults", { rules: [] });
         context.note("faults cleared");
-        if (!stack.host.running()) throw new HarnessError("the host is down after the plan (a restart failed)");
+        stack.ensureHealthy();
         await comeToRest(context, lateWritesLandBy(plan, Date.now(), await lastRateLimitAt(stack)));
         const result = await audit({
             simAdminUrl: stack.sim.adminUrl,

@@ -140,6 +140,12 @@ export class ScheduleStack {
         await client.sendMessage(Buffer.from(message, "utf8").toString("base64"));
     }
 
+    /** After the plan: a host or Azurite that did not come back is the harness's failure, not the app's. */
+    ensureHealthy(): void {
+        if (!this.host.running()) throw new HarnessError("the host is down after the plan (a restart failed)");
+        if (this.azuriteFolder && !this.azurite) throw new HarnessError("Azurite is down after the plan (a restart failed)");
+    }
+
     /** Stops Azurite for `downMs` and starts it again on the same ports with the same data. */
     async restartAzurite(downMs: number): Promise<void> {
         const running = this.azurite;
