@@ -141,6 +141,8 @@ export async function audit(input: AuditInput): Promise<AuditResult> {
                 if (count > 1) found("duplicates", subject, `${count} sheets named "${name}" (copies of ${template})`);
             }
         }
+        const filed = world.filingRows(state.filingIndexSheetId, job.productCode).length;
+        if (filed > 1) found("duplicates", subject, `${filed} Filing Index rows for ${job.productCode}`);
         if (job.state === "done") checkDoneProduct(world, state, job, names, templates, folders, subject, found);
     }
 
@@ -199,8 +201,7 @@ function checkDoneProduct(
         found("invariantFailures", subject, "the Filing Index sheet or its Product Code / Register Sheet Id column is missing");
         return;
     }
-    const entries = filing.rows.filter((row) => cellText(row, codeColumn.id) === job.productCode);
-    if (entries.length > 1) found("duplicates", subject, `${entries.length} Filing Index rows for ${job.productCode}`);
+    const entries = world.filingRows(state.filingIndexSheetId, job.productCode);
     if (entries.length === 0) found("invariantFailures", subject, `done, but no Filing Index row for ${job.productCode}`);
     const registerName = [...names.sheets.entries()].find(([template]) => template === "Document Register")?.[1];
     const register = sheets.find((sheet) => sheet.name === registerName);
@@ -291,6 +292,14 @@ class World {
 
     sheet(id: number): SimSheet | undefined {
         return this.state.sheets.find((sheet) => sheet.id === id);
+    }
+
+    /** The Filing Index rows whose Product Code is `code`. */
+    filingRows(filingIndexSheetId: number, code: string) {
+        const filing = this.sheet(filingIndexSheetId);
+        const codeColumn = filing?.columns.find((column) => column.title === "Product Code");
+        if (!filing || !codeColumn) return [];
+        return filing.rows.filter((row) => cellText(row, codeColumn.id) === code);
     }
 
     lineFolder(productsFolderId: number, line: string) {
