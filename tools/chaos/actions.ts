@@ -78,6 +78,7 @@ export async function seedIntake(context: ScheduleContext): Promise<void> {
                 { columnId: column("Product Name"), value: product.name },
                 { columnId: column("Product Line"), value: product.line },
                 { columnId: column("Approved"), value: true },
+                ...(product.typedStatus ? [{ columnId: column("Status"), value: product.typedStatus }] : []),
             ],
         })),
     );

@@ -15,6 +15,8 @@ export interface ProductRequest {
     line: string;
     /** The request is valid and should be provisioned; otherwise the sweep must reject it. */
     valid: boolean;
+    /** What the requester typed into the Status cell before any sweep saw the row. */
+    typedStatus?: string;
 }
 
 /** What people do to an intake row or the template while a job runs. */
@@ -154,12 +156,14 @@ function drawProducts(random: Random, count: number, seed: number): ProductReque
     for (let index = 0; index < count; index += 1) {
         const line = random.pick(LINES);
         const code = `${line === "Industrial" ? "IND" : "CON"}-${(seed % 9000) + 1000}-${index + 1}`;
-        products.push({ code, name: random.pick(NAMES), line, valid: true });
+        const typedStatus = random.chance(0.05) ? random.pick(TYPED_STATUSES) : undefined;
+        products.push({ code, name: random.pick(NAMES), line, valid: true, ...(typedStatus ? { typedStatus } : {}) });
     }
     if (count > 1 && random.chance(0.2)) {
         // The last request is one the sweep must reject: a line with no folder, or a code taken.
         const last = products[count - 1]!;
-        products[count - 1] = random.chance(0.5) ? { ...last, line: "Aerospace", valid: false } : { ...last, code: products[0]!.code, valid: false };
+        const { typedStatus: _, ...request } = last;
+        products[count - 1] = random.chance(0.5) ? { ...request, line: "Aerospace", valid: false } : { ...request, code: products[0]!.code, valid: false };
     }
     return products;
 }
@@ -171,5 +175,7 @@ export function summarisePlan(plan: Plan): string {
     const parts = [...counts].map(([kind, count]) => (count > 1 ? `${kind}×${count}` : kind));
     if (plan.duplicateActivities !== "off") parts.push(`activities×2 ${plan.duplicateActivities}`);
     const invalid = plan.products.filter((product) => !product.valid).length;
-    return `${plan.products.length} products${invalid ? ` (${invalid} invalid)` : ""}: ${parts.join(", ")}`;
+    const typed = plan.products.filter((product) => product.typedStatus).length;
+    const notes = [invalid ? `${invalid} invalid` : "", typed ? `${typed} with a typed status` : ""].filter(Boolean).join(", ");
+    return `${plan.products.length} products${notes ? ` (${notes})` : ""}: ${parts.join(", ")}`;
 }

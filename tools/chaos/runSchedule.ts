@@ -22,29 +22,28 @@ export async function runSchedule(plan: Plan, sharedStorage: string): Promise<Sc
     let stack: ScheduleStack | undefined;
     let context: ScheduleContext | undefined;
     try {
-        stack = await ScheduleStack.start(plan, sharedStorage);
-        context = new ScheduleContext(stack, plan);
-        await seedIntake(context);
-        await playSteps(context);
-        await stack.simAdmin("POST", "faults", { rules: [] });
-        context.note("faults cleared");
-        stack.ensureHealthy();
-        await comeToRest(context, lateWritesLandBy(plan, Date.now(), await lastRateLimitAt(stack)));
+        const running = await ScheduleStack.start(plan, sharedStorage);
+        stack = running;
+        const schedule = new ScheduleContext(running, plan);
+        context = schedule;
+        await seedIntake(schedule);
+        await playSteps(schedule);
+        await running.simAdmin("POST", "faults", { rules: [] });
+        schedule.note("faults cleared");
+        running.ensureHealthy();
+        await comeToRest(schedule, lateWritesLandBy(plan, Date.now(), await lastRateLimitAt(running)));
         const result = await audit({
-            simAdminUrl: stack.sim.adminUrl,
-            storageConnectionString: stack.storageConnectionString,
-            jobsTable: stack.jobsTable,
-            requests: plan.products.map((product, index) => ({
-                rowId: context!.rowIds[index]!,
-                code: product.code,
-                valid: product.valid,
-                deleted: context!.deletedRows.has(context!.rowIds[index]!),
-                withdrawn: context!.withdrawnRows.has(context!.rowIds[index]!),
-            })),
-            alerts: stack.alerts,
+            simAdminUrl: running.sim.adminUrl,
+            storageConnectionString: running.storageConnectionString,
+            jobsTable: running.jobsTable,
+            requests: plan.products.map((product, index) => {
+                const rowId = schedule.rowIds[index]!;
+                return { rowId, code: product.code, valid: product.valid, deleted: schedule.deletedRows.has(rowId), withdrawn: schedule.withdrawnRows.has(rowId) };
+            }),
+            alerts: running.alerts,
             permanentFaultsPlanned: plan.steps.some((step) => step.action.kind === "faults" && step.action.rules.some((rule) => rule.kind === "error1004")),
         });
-        return { kind: "audited", plan, result, journal: context.journal, hostLog: [...stack.host.logs], seconds: seconds() };
+        return { kind: "audited", plan, result, journal: schedule.journal, hostLog: [...running.host.logs], seconds: seconds() };
     } catch (error) {
         const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
         return { kind: "harnessError", plan, error: text, journal: context?.journal ?? [], seconds: seconds() };
