@@ -8,6 +8,8 @@ import { ScheduleStack } from "./stack";
 const SETTLE_DEADLINE_MS = 60_000;
 /** All jobs at rest and no Smartsheet call for this long: nothing is moving any more. */
 const QUIET_MS = 1_500;
+/** Sweeps at rest that may still find a request before a request without a job counts as lost. */
+const SWEEPS_FOR_A_WAITING_REQUEST = 3;
 /** The SDK backs off 2 s after a 429, doubling per retry. */
 const RATE_LIMIT_BACKOFF_MS = 2_000;
 
@@ -98,6 +100,7 @@ async function comeToRest(context: ScheduleContext, lateWritesBy: number): Promi
     let lastCallCount = -1;
     let quietSince = Date.now();
     let lastSweep = Date.now();
+    let sweepsForWaiting = 0;
     while (Date.now() < deadline) {
         await sleep(300);
         const calls = ((await stack.simAdmin("GET", "calls")) as { total: number }).total;
@@ -110,12 +113,17 @@ async function comeToRest(context: ScheduleContext, lateWritesBy: number): Promi
         const atRest = rows.every((row) => row.state === "done" || row.state === "rejected" || row.state === "parked");
         const withJob = new Set(rows.map((row) => Number(row.rowKey)));
         const waiting = context.rowIds.filter((rowId) => !withJob.has(rowId) && !context.deletedRows.has(rowId) && !context.withdrawnRows.has(rowId));
-        if (waiting.length > 0 && Date.now() - lastSweep > 3_000) {
+        const sweptEnough = sweepsForWaiting >= SWEEPS_FOR_A_WAITING_REQUEST;
+        if (waiting.length > 0 && !sweptEnough && Date.now() - lastSweep > 3_000) {
             // The sweep runs on a timer in production; a request it has not seen yet is not lost.
             lastSweep = Date.now();
+            sweepsForWaiting += 1;
             await stack.host.fire("intakeSweep").catch(() => undefined);
         }
-        if (atRest && waiting.length === 0 && Date.now() >= lateWritesBy && Date.now() - quietSince >= QUIET_MS) return;
+        if (atRest && (waiting.length === 0 || sweptEnough) && Date.now() >= lateWritesBy && Date.now() - quietSince >= QUIET_MS) {
+            if (waiting.length > 0) context.note(`rows ${waiting.join(", ")} still have no job after ${sweepsForWaiting} more sweeps`);
+            return;
+        }
     }
     context.note(`not at rest after ${SETTLE_DEADLINE_MS} ms`);
 }
