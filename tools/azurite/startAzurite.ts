@@ -14,6 +14,8 @@ export interface AzuriteOptions {
     host?: string;
     /** Print Azurite's access log. */
     verbose?: boolean;
+    /** Keep the data in this folder instead of in memory, so a restarted Azurite still has it. */
+    persistTo?: string;
 }
 
 export interface RunningAzurite {
@@ -27,14 +29,15 @@ export interface RunningAzurite {
 }
 
 /**
- * Starts Azurite's Table and Queue services as child processes, in memory, with
+ * Starts Azurite's Table and Queue services as child processes, in memory (or in `persistTo`), with
  * `--skipApiVersionCheck` (current SDKs send API versions Azurite does not know yet).
  */
 export async function startAzurite(options: AzuriteOptions = {}): Promise<RunningAzurite> {
     const host = options.host ?? "127.0.0.1";
     const tablePort = options.tablePort === 0 ? await freePort(host) : (options.tablePort ?? 10002);
     const queuePort = options.queuePort === 0 ? await freePort(host) : (options.queuePort ?? 10001);
-    const common = ["--inMemoryPersistence", "--loose", "--skipApiVersionCheck", "--disableTelemetry"];
+    const persistence = options.persistTo ? ["--location", options.persistTo] : ["--inMemoryPersistence"];
+    const common = [...persistence, "--loose", "--skipApiVersionCheck", "--disableTelemetry"];
     if (!options.verbose) common.push("--silent");
 
     const table = await launch("table", [...common, "--tableHost", host, "--tablePort", String(tablePort)], /successfully/);
@@ -55,7 +58,9 @@ export async function startAzurite(options: AzuriteOptions = {}): Promise<Runnin
         queueUrl,
         connectionString: azuriteConnectionString(host, tablePort, queuePort),
         async stop() {
-            await Promise.all([stopChild(table), stopChild(queue)]);
+            // Only SIGINT makes Azurite save its data before it exits; in memory there is nothing to save.
+            const persisted = options.persistTo !== undefined;
+            await Promise.all([stopChild(table, persisted), stopChild(queue, persisted)]);
         },
     };
 }
@@ -98,15 +103,15 @@ function launch(service: "table" | "queue", args: string[], ready: RegExp): Prom
     });
 }
 
-function stopChild(child: ChildProcess): Promise<void> {
+function stopChild(child: ChildProcess, saveFirst: boolean): Promise<void> {
     if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
     return new Promise((resolve) => {
-        const force = setTimeout(() => child.kill("SIGKILL"), 3_000);
+        const force = setTimeout(() => child.kill("SIGKILL"), saveFirst ? 15_000 : 3_000);
         child.once("exit", () => {
             clearTimeout(force);
             resolve();
         });
-        child.kill("SIGTERM");
+        child.kill(saveFirst ? "SIGINT" : "SIGTERM");
     });
 }
 

@@ -1,0 +1,39 @@
+import { spawn } from "node:child_process";
+import path from "node:path";
+import { expect, it } from "vitest";
+
+const APP_DIR = path.resolve(__dirname, "..", "..");
+const CHAOS_MAIN = path.join(APP_DIR, "dist", "tools", "chaos", "main.js");
+const SCHEDULES = 40;
+
+/**
+ * The CI-sized chaos run: seeded random schedules of faults, crashes and people's edits against
+ * the whole local stack, each audited from the outside. Every failure count must be 0; the
+ * output names the seed and plan of any schedule that failed, for `npm run chaos` to replay.
+ */
+it(`survives ${SCHEDULES} chaos schedules`, async () => {
+    const { code, output } = await runChaos(["--schedules", String(SCHEDULES), "--seed", "20261201", "--parallel", "3"]);
+    const lastLine = output.trimEnd().split("\n").at(-1) ?? "";
+    let totals: Record<string, number>;
+    try {
+        totals = JSON.parse(lastLine) as Record<string, number>;
+    } catch {
+        throw new Error(`npm run chaos did not end with its JSON line (exit ${code}):\n${output.slice(-4000)}`);
+    }
+    const failures = { duplicates: 0, lost: 0, orphans: 0, silent: 0, invariantFailures: 0, harnessErrors: 0 };
+    const seen = Object.fromEntries(Object.keys(failures).map((field) => [field, totals[field]]));
+    expect(seen, output.split("\n").filter((line) => !/ — ok \(/.test(line)).join("\n")).toEqual(failures);
+    expect(totals.schedules).toBe(SCHEDULES);
+    expect(code).toBe(0);
+}, 300_000);
+
+function runChaos(args: string[]): Promise<{ code: number | null; output: string }> {
+    return new Promise((resolve, reject) => {
+        const child = spawn(process.execPath, [CHAOS_MAIN, ...args], { cwd: APP_DIR, stdio: ["ignore", "pipe", "pipe"] });
+        let output = "";
+        child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+        child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+        child.once("error", reject);
+        child.once("exit", (code) => resolve({ code, output }));
+    });
+}

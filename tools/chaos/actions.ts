@@ -1,0 +1,232 @@
+import { TableClient } from "@azure/data-tables";
+import type { Action, Plan, PersonAction } from "./plan";
+import type { ScheduleStack } from "./stack";
+
+/** How long a person's action waits for its product's job row before acting anyway. */
+const JOB_WAIT_MS = 6_000;
+
+interface SimSheetView {
+    id: number;
+    name: string;
+    folderId: number;
+    columns: Array<{ id: number; title: string }>;
+    rows: Array<{ id: number }>;
+}
+interface SimView {
+    intakeSheetId: number;
+    templateFolderId: number;
+    sheets: SimSheetView[];
+}
+
+/** What the harness knows about a schedule while it runs: the intake rows and what became of them. */
+export class ScheduleContext {
+    /** Product index → its intake row id. */
+    readonly rowIds: number[] = [];
+    readonly deletedRows = new Set<number>();
+    /** Rows whose Approved box was unticked before any job existed: no job is owed to them. */
+    readonly withdrawnRows = new Set<number>();
+    /** `+<ms> <action>: <outcome>`, for a failure report. */
+    readonly journal: string[] = [];
+    private readonly jobs: TableClient;
+    private readonly started = Date.now();
+
+    constructor(
+        readonly stack: ScheduleStack,
+        readonly plan: Plan,
+    ) {
+        this.jobs = TableClient.fromConnectionString(stack.storageConnectionString, stack.jobsTable, { allowInsecureConnection: true });
+    }
+
+    note(text: string): void {
+        this.journal.push(`+${Date.now() - this.started}ms ${text}`);
+    }
+
+    async simView(): Promise<SimView> {
+        return (await this.stack.simAdmin("GET", "state")) as SimView;
+    }
+
+    /** Waits (bounded) until the product's job row exists; a person acts on a job in flight. */
+    async jobExists(product: number): Promise<boolean> {
+        const deadline = Date.now() + JOB_WAIT_MS;
+        const rowKey = String(this.rowIds[product]);
+        while (Date.now() < deadline) {
+            try {
+                await this.jobs.getEntity(this.stack.settings.INTAKE_SHEET_ID!, rowKey);
+                return true;
+            } catch {
+                await sleep(200);
+            }
+        }
+        return false;
+    }
+}
+
+/** Empties the intake sheet and adds the plan's requests, approved. */
+export async function seedIntake(context: ScheduleContext): Promise<void> {
+    const view = await context.simView();
+    const intake = sheetOf(view, view.intakeSheetId);
+    const stack = context.stack;
+    if (intake.rows.length > 0) await stack.smartsheet("DELETE", `sheets/${intake.id}/rows?ids=${intake.rows.map((row) => row.id).join(",")}`);
+    const column = (title: string) => columnId(intake, title);
+    const answer = await stack.smartsheet<{ result: Array<{ id: number }> }>(
+        "POST",
+        `sheets/${intake.id}/rows`,
+        context.plan.products.map((product) => ({
+            toBottom: true,
+            cells: [
+                { columnId: column("Product Code"), value: product.code },
+                { columnId: column("Product Name"), value: product.name },
+                { columnId: column("Product Line"), value: product.line },
+                { columnId: column("Approved"), value: true },
+                ...(product.typedStatus ? [{ columnId: column("Status"), value: product.typedStatus }] : []),
+            ],
+        })),
+    );
+    context.rowIds.push(...answer.result.map((row) => row.id));
+}
+
+/** Carries out one step of the plan. Failures are part of chaos (the host may be down): noted, not thrown. */
+export async function perform(context: ScheduleContext, action: Action): Promise<void> {
+    const label = describe(action);
+    try {
+        const outcome = await run(context, action);
+        context.note(`${label}: ${outcome ?? "ok"}`);
+    } catch (error) {
+        context.note(`${label}: failed (${error instanceof Error ? error.message : String(error)})`);
+    }
+}
+
+async function run(context: ScheduleContext, action: Action): Promise<string | void> {
+    const { stack } = context;
+    switch (action.kind) {
+        case "sweep":
+            await Promise.all(Array.from({ length: action.overlapping ? 2 : 1 }, () => stack.host.fire("intakeSweep")));
+            return;
+        case "reaper":
+            await stack.host.fire("reaper");
+            return;
+        case "faults":
+            await stack.simAdmin("POST", "faults", { rules: action.rules });
+            return;
+        case "duplicateMessages":
+            if (!(await context.jobExists(action.product))) return "no job yet; sent anyway";
+            for (let copy = 0; copy < action.copies; copy += 1) await stack.sendProvisionMessage(context.rowIds[action.product]!);
+            return;
+        case "killHost":
+            await stack.host.kill();
+            await sleep(action.downMs);
+            await stack.host.start();
+            return;
+        case "restartAzurite":
+            await stack.restartAzurite(action.downMs);
+            return;
+        case "unparkRacingReaper":
+            return unparkRacingReaper(context);
+        default:
+            return act(context, action);
+    }
+}
+
+async function unparkRacingReaper(context: ScheduleContext): Promise<string> {
+    const { stack } = context;
+    const listing = await stack.api("jobs?state=parked");
+    if (!listing.ok) return `listing parked jobs answered ${listing.status}`;
+    const keys = ((await listing.json()) as { jobs: Array<{ jobKey: string }> }).jobs.map((job) => job.jobKey);
+    const answers = await Promise.all(
+        keys.map(async (key) => {
+            const [unpark] = await Promise.all([
+                stack.api(`jobs/${key}/unpark`, { method: "POST", body: JSON.stringify({ by: "chaos", note: "racing the reaper" }) }),
+                stack.host.fire("reaper"),
+            ]);
+            return `${key} ${unpark.status}`;
+        }),
+    );
+    return keys.length ? `unparked ${answers.join(", ")}` : "nothing parked";
+}
+
+async function act(context: ScheduleContext, action: PersonAction): Promise<string | void> {
+    const { stack } = context;
+    const view = await context.simView();
+    if (action.kind === "editTemplate") return editTemplate(context, view, action.edit);
+    const intake = sheetOf(view, view.intakeSheetId);
+    const rowId = context.rowIds[action.product]!;
+    const waited = (await context.jobExists(action.product)) ? "" : "no job yet; acted anyway";
+    const update = (title: string, value: string | boolean) =>
+        stack.smartsheet("PUT", `sheets/${intake.id}/rows`, [{ id: rowId, cells: [{ columnId: columnId(intake, title), value }] }]);
+    switch (action.kind) {
+        case "deleteIntakeRow": {
+            const result = await stack.smartsheet("DELETE", `sheets/${intake.id}/rows?ids=${rowId}`).then(
+                () => "",
+                (error: Error) => `the delete answered an error (${error.message})`,
+            );
+            // The simulator may have made the delete although it answered an error: its state decides.
+            const after = await context.simView();
+            if (!sheetOf(after, after.intakeSheetId).rows.some((row) => row.id === rowId)) context.deletedRows.add(rowId);
+            return [waited, result, context.deletedRows.has(rowId) ? "deleted" : "still there"].filter(Boolean).join("; ");
+        }
+        case "editProductName":
+            await update("Product Name", action.name);
+            return waited || undefined;
+        case "untickApproved":
+            await update("Approved", false);
+            if (waited) context.withdrawnRows.add(rowId);
+            return waited || undefined;
+        case "typeStatus":
+            await update("Status", action.text);
+            return waited || undefined;
+    }
+}
+
+/** A person edits the template while products are being copied from it. */
+async function editTemplate(context: ScheduleContext, view: SimView, edit: "addReferenceAndFormula" | "insertRows"): Promise<string> {
+    const { stack } = context;
+    const template = (name: string) => {
+        const found = view.sheets.find((sheet) => sheet.folderId === view.templateFolderId && sheet.name === name);
+        if (!found) throw new Error(`the template has no sheet "${name}"`);
+        return found;
+    };
+    if (edit === "insertRows") {
+        const approvals = template("Approvals");
+        await stack.smartsheet("POST", `sheets/${approvals.id}/rows`, [
+            { toTop: true, cells: [{ columnId: columnId(approvals, "Document"), value: "DOC-006" }, { columnId: columnId(approvals, "Change Count"), formula: "=COUNTIF({Change Log Document}, Document@row)" }] },
+        ]);
+        return "a row with a cross-sheet formula inserted into Approvals";
+    }
+    const suppliers = template("Suppliers");
+    const specifications = template("Specifications");
+    const value = columnId(specifications, "Value");
+    await stack.smartsheet("POST", `sheets/${suppliers.id}/crosssheetreferences`, {
+        name: "Specification Values",
+        sourceSheetId: specifications.id,
+        startColumnId: value,
+        endColumnId: value,
+    });
+    const row = suppliers.rows[0];
+    if (!row) throw new Error("the Suppliers template sheet has no rows");
+    await stack.smartsheet("PUT", `sheets/${suppliers.id}/rows`, [
+        { id: row.id, cells: [{ columnId: columnId(suppliers, "Lead Time (days)"), formula: "=COUNT({Specification Values})" }] },
+    ]);
+    return "Suppliers now references Specifications";
+}
+
+function sheetOf(view: SimView, id: number): SimSheetView {
+    const sheet = view.sheets.find((candidate) => candidate.id === id);
+    if (!sheet) throw new Error(`sheet ${id} is not in the simulator`);
+    return sheet;
+}
+
+function columnId(sheet: SimSheetView, title: string): number {
+    const column = sheet.columns.find((candidate) => candidate.title === title);
+    if (!column) throw new Error(`sheet "${sheet.name}" has no column "${title}"`);
+    return column.id;
+}
+
+export function describe(action: Action): string {
+    const { kind, ...details } = action;
+    const text = JSON.stringify(details);
+    return text === "{}" ? kind : `${kind} ${text}`;
+}
+
+export function sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,98 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import path from "node:path";
+
+/** The repository root: the compiled app (package.json "main") and the local host live under it. */
+export const APP_DIR = path.resolve(__dirname, "..", "..", "..");
+const HOST_MAIN = path.join(APP_DIR, "dist", "tools", "functions-host", "main.js");
+const START_TIMEOUT_MS = 30_000;
+const KEPT_LOG_LINES = 400;
+
+/** A harness problem (not a product failure): the schedule cannot be judged. */
+export class HarnessError extends Error {
+    override name = "HarnessError";
+}
+
+/** The local Functions host running the compiled app as a child process, killable at any moment. */
+export class HostProcess {
+    readonly url: string;
+    /** The host's last output lines, for a failure report. */
+    readonly logs: string[] = [];
+    private child: ChildProcess | undefined;
+
+    constructor(
+        private readonly settings: Record<string, string>,
+        private readonly port: number,
+    ) {
+        this.url = `http://127.0.0.1:${port}`;
+    }
+
+    async start(): Promise<void> {
+        const child = spawn(process.execPath, [HOST_MAIN, "--app", APP_DIR, "--port", String(this.port)], {
+            env: { ...process.env, ...this.settings },
+            stdio: ["ignore", "pipe", "pipe"],
+        });
+        this.child = child;
+        let partial = "";
+        const collect = (chunk: Buffer) => {
+            const lines = (partial + chunk.toString()).split("\n");
+            partial = lines.pop() ?? "";
+            this.logs.push(...lines);
+            if (this.logs.length > KEPT_LOG_LINES) this.logs.splice(0, this.logs.length - KEPT_LOG_LINES);
+        };
+        child.stdout!.on("data", collect);
+        child.stderr!.on("data", collect);
+        const deadline = Date.now() + START_TIMEOUT_MS;
+        for (;;) {
+            if (this.exited()) throw new HarnessError(`the host exited while starting:\n${this.logs.slice(-30).join("\n")}`);
+            if ((await this.status()) === "Running") return;
+            if (Date.now() > deadline) throw new HarnessError(`the host did not start within ${START_TIMEOUT_MS} ms`);
+            await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+    }
+
+    /** SIGKILL: the process dies mid-whatever, as on a crashed VM. */
+    kill(): Promise<void> {
+        return this.signal("SIGKILL");
+    }
+
+    stop(): Promise<void> {
+        return this.signal("SIGTERM");
+    }
+
+    /** Runs a timer or queue function now (`POST /admin/functions/{name}`). */
+    async fire(name: string): Promise<void> {
+        const response = await fetch(`${this.url}/admin/functions/${name}`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ input: "" }),
+        });
+        if (response.status !== 202) throw new Error(`firing ${name} answered ${response.status}`);
+    }
+
+    running(): boolean {
+        return !this.exited();
+    }
+
+    private exited(): boolean {
+        return !this.child || this.child.exitCode !== null || this.child.signalCode !== null;
+    }
+
+    private async status(): Promise<string | undefined> {
+        try {
+            const response = await fetch(`${this.url}/admin/host/status`);
+            return response.ok ? ((await response.json()) as { state?: string }).state : undefined;
+        } catch {
+            return undefined;
+        }
+    }
+
+    private async signal(signal: NodeJS.Signals): Promise<void> {
+        if (this.exited()) return;
+        const child = this.child!;
+        const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+        child.kill(signal);
+        const force = setTimeout(() => child.kill("SIGKILL"), 10_000);
+        await exited;
+        clearTimeout(force);
+    }
+}

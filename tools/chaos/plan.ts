@@ -1,0 +1,181 @@
+import { Random } from "./random";
+
+/** A fault rule as the simulator's `POST /__sim/faults` takes it. */
+export interface FaultRule {
+    op: string;
+    kind: "rate429" | "error4002" | "commitThenError4002" | "commitThenHang" | "delay" | "html502" | "error1004";
+    times: number;
+    skip: number;
+    delayMs: number;
+}
+
+export interface ProductRequest {
+    code: string;
+    name: string;
+    line: string;
+    /** The request is valid and should be provisioned; otherwise the sweep must reject it. */
+    valid: boolean;
+    /** What the requester typed into the Status cell before any sweep saw the row. */
+    typedStatus?: string;
+}
+
+/** What people do to an intake row or the template while a job runs. */
+export type PersonAction =
+    | { kind: "deleteIntakeRow"; product: number }
+    | { kind: "editProductName"; product: number; name: string }
+    | { kind: "untickApproved"; product: number }
+    | { kind: "typeStatus"; product: number; text: string }
+    | { kind: "editTemplate"; edit: "addReferenceAndFormula" | "insertRows" };
+
+export type Action =
+    | { kind: "sweep"; overlapping: boolean }
+    | { kind: "reaper" }
+    | { kind: "faults"; rules: FaultRule[] }
+    | { kind: "duplicateMessages"; product: number; copies: number }
+    | { kind: "killHost"; downMs: number }
+    | { kind: "restartAzurite"; downMs: number }
+    | { kind: "unparkRacingReaper" }
+    | PersonAction;
+
+export interface Step {
+    atMs: number;
+    action: Action;
+}
+
+export interface Plan {
+    seed: number;
+    products: ProductRequest[];
+    /** The local host's test switch: every activity runs twice. */
+    duplicateActivities: "off" | "sequential" | "concurrent";
+    copySettleSeconds: number;
+    steps: Step[];
+}
+
+/** The app's client-side call timeout in the harness; delays past it make late writes. */
+export const CALL_TIMEOUT_SECONDS = 1;
+/** How long an unanswered write may still land (the app's LATE_WRITE_HORIZON_SECONDS). */
+export const LATE_WRITE_HORIZON_SECONDS = 4;
+/** The plan's actions happen within this window after the first sweep. */
+const ACTIVE_WINDOW_MS = 6_000;
+
+const LINES = ["Industrial", "Consumer"] as const;
+const NAMES = [
+    "Hydraulic Pump Assembly",
+    "Smart Kettle",
+    "Precision Torque Wrench Calibration Kit with Extended Warranty and Carry Case",
+    "Café Crème Frother",
+    "Field Lab 👩‍🔬 Sensor Pack for Harsh Environments and Deep Mines",
+    "漢字 Water Filter",
+    "Travel Mug",
+    "Ultra-Quiet Brushless Ventilation Fan — Series 7 (Marine Grade)",
+];
+
+/** Operations the app calls, weighted by how much can go wrong there. */
+const FAULT_OPS: ReadonlyArray<readonly [string, number]> = [
+    ["copySheet", 6],
+    ["createFolder", 3],
+    ["addRows", 3],
+    ["getFolderChildren", 2],
+    ["getSheet", 2],
+    ["updateRows", 2],
+    ["createCrossSheetReference", 2],
+    ["updateColumn", 1],
+    ["updateSummaryFields", 1],
+    ["addSummaryFields", 1],
+    ["deleteSheet", 1],
+    ["deleteFolder", 1],
+    ["deleteRows", 1],
+    ["listCrossSheetReferences", 1],
+    ["getSummary", 1],
+];
+
+export interface PlanOptions {
+    products: number;
+}
+
+/** Draws the whole schedule from its seed, before anything runs: the plan is the replay. */
+export function planSchedule(seed: number, options: PlanOptions): Plan {
+    const random = new Random(seed);
+    const products = drawProducts(random, options.products, seed);
+    const valid = products.flatMap((product, index) => (product.valid ? [index] : []));
+    const at = () => random.int(0, ACTIVE_WINDOW_MS);
+    const steps: Step[] = [{ atMs: 0, action: { kind: "sweep", overlapping: false } }];
+    const add = (action: Action, atMs = at()) => steps.push({ atMs, action });
+
+    for (let i = random.int(0, 2); i > 0; i -= 1) add({ kind: "sweep", overlapping: random.chance(0.5) });
+    for (let i = random.int(0, 3); i > 0; i -= 1) add({ kind: "reaper" });
+    const faultEpisodes = Array.from({ length: random.int(0, 3) }, () => ({ atMs: at(), rules: drawFaultRules(random) }));
+    for (const episode of faultEpisodes) add({ kind: "faults", rules: episode.rules }, episode.atMs);
+    if (random.chance(0.4)) add({ kind: "duplicateMessages", product: random.pick(valid), copies: random.int(1, 3) });
+    if (random.chance(0.35)) add({ kind: "killHost", downMs: random.int(200, 1500) });
+    if (random.chance(0.1)) add({ kind: "restartAzurite", downMs: random.int(300, 1000) });
+    const parking = faultEpisodes.find((episode) => episode.rules.some((rule) => rule.kind === "error1004"));
+    if (parking && random.chance(0.7)) add({ kind: "unparkRacingReaper" }, parking.atMs + random.int(1_000, 4_000));
+
+    if (random.chance(0.15)) add({ kind: "deleteIntakeRow", product: random.pick(valid) });
+    if (random.chance(0.2)) add({ kind: "editProductName", product: random.pick(valid), name: random.pick(NAMES) });
+    if (random.chance(0.15)) add({ kind: "untickApproved", product: random.pick(valid) });
+    if (random.chance(0.2)) add({ kind: "typeStatus", product: random.pick(valid), text: random.pick(TYPED_STATUSES) });
+    if (random.chance(0.15)) add({ kind: "editTemplate", edit: random.pick(["addReferenceAndFormula", "insertRows"] as const) });
+
+    return {
+        seed,
+        products,
+        duplicateActivities: random.weighted([["off", 6], ["sequential", 2], ["concurrent", 2]] as const),
+        copySettleSeconds: random.int(0, 1),
+        steps: steps.sort((a, b) => a.atMs - b.atMs),
+    };
+}
+
+const TYPED_STATUSES = ["Done", "Cancelled", "In progress — copy 7/7", "Stalled — waiting for legal", "please hurry"];
+
+function drawFaultRules(random: Random): FaultRule[] {
+    return Array.from({ length: random.int(1, 2) }, () => {
+        const kind = random.weighted<FaultRule["kind"]>([
+            ["rate429", 2],
+            ["error4002", 2],
+            ["commitThenError4002", 3],
+            ["commitThenHang", 3],
+            ["delay", 3],
+            ["html502", 2],
+            ["error1004", 1],
+        ]);
+        return {
+            op: random.weighted(FAULT_OPS),
+            kind,
+            // A 429 burst outlasts a claim: the SDK backs off 2, 4, 8 s.
+            times: kind === "rate429" ? random.int(2, 3) : random.int(1, 2),
+            skip: random.int(0, 6),
+            delayMs: kind === "delay" ? random.int(CALL_TIMEOUT_SECONDS * 1000 + 200, (LATE_WRITE_HORIZON_SECONDS - 0.5) * 1000) : 0,
+        };
+    });
+}
+
+function drawProducts(random: Random, count: number, seed: number): ProductRequest[] {
+    const products: ProductRequest[] = [];
+    for (let index = 0; index < count; index += 1) {
+        const line = random.pick(LINES);
+        const code = `${line === "Industrial" ? "IND" : "CON"}-${(seed % 9000) + 1000}-${index + 1}`;
+        const typedStatus = random.chance(0.05) ? random.pick(TYPED_STATUSES) : undefined;
+        products.push({ code, name: random.pick(NAMES), line, valid: true, ...(typedStatus ? { typedStatus } : {}) });
+    }
+    if (count > 1 && random.chance(0.2)) {
+        // The last request is one the sweep must reject: a line with no folder, or a code taken.
+        const last = products[count - 1]!;
+        const { typedStatus: _, ...request } = last;
+        products[count - 1] = random.chance(0.5) ? { ...request, line: "Aerospace", valid: false } : { ...request, code: products[0]!.code, valid: false };
+    }
+    return products;
+}
+
+/** One line of what a plan does, for the report. */
+export function summarisePlan(plan: Plan): string {
+    const counts = new Map<string, number>();
+    for (const { action } of plan.steps) counts.set(action.kind, (counts.get(action.kind) ?? 0) + 1);
+    const parts = [...counts].map(([kind, count]) => (count > 1 ? `${kind}×${count}` : kind));
+    if (plan.duplicateActivities !== "off") parts.push(`activities×2 ${plan.duplicateActivities}`);
+    const invalid = plan.products.filter((product) => !product.valid).length;
+    const typed = plan.products.filter((product) => product.typedStatus).length;
+    const notes = [invalid ? `${invalid} invalid` : "", typed ? `${typed} with a typed status` : ""].filter(Boolean).join(", ");
+    return `${plan.products.length} products${notes ? ` (${notes})` : ""}: ${parts.join(", ")}`;
+}

@@ -1,0 +1,129 @@
+import { TableClient } from "@azure/data-tables";
+import { perform, ScheduleContext, seedIntake, sleep } from "./actions";
+import { audit, type AuditResult } from "./auditor";
+import type { Plan } from "./plan";
+import { ScheduleStack } from "./stack";
+
+/** After the plan: sweep and reaper runs, then this long at most for every job to come to rest. */
+const SETTLE_DEADLINE_MS = 60_000;
+/** All jobs at rest and no Smartsheet call for this long: nothing is moving any more. */
+const QUIET_MS = 1_500;
+/** Sweeps at rest that may still find a request before a request without a job counts as lost. */
+const SWEEPS_FOR_A_WAITING_REQUEST = 3;
+/** The SDK backs off 2 s after a 429, doubling per retry. */
+const RATE_LIMIT_BACKOFF_MS = 2_000;
+
+export type ScheduleOutcome =
+    | { kind: "audited"; plan: Plan; result: AuditResult; journal: string[]; hostLog: string[]; seconds: number }
+    | { kind: "harnessError"; plan: Plan; error: string; journal: string[]; seconds: number };
+
+/** Runs one plan against a fresh stack on `sharedStorage`, waits for rest, and audits it. */
+export async function runSchedule(plan: Plan, sharedStorage: string): Promise<ScheduleOutcome> {
+    const started = Date.now();
+    const seconds = () => (Date.now() - started) / 1000;
+    let stack: ScheduleStack | undefined;
+    let context: ScheduleContext | undefined;
+    try {
+        const running = await ScheduleStack.start(plan, sharedStorage);
+        stack = running;
+        const schedule = new ScheduleContext(running, plan);
+        context = schedule;
+        await seedIntake(schedule);
+        await playSteps(schedule);
+        await running.simAdmin("POST", "faults", { rules: [] });
+        schedule.note("faults cleared");
+        running.ensureHealthy();
+        await comeToRest(schedule, lateWritesLandBy(plan, Date.now(), await lastRateLimitAt(running)));
+        const result = await audit({
+            simAdminUrl: running.sim.adminUrl,
+            storageConnectionString: running.storageConnectionString,
+            jobsTable: running.jobsTable,
+            requests: plan.products.map((product, index) => {
+                const rowId = schedule.rowIds[index]!;
+                return { rowId, code: product.code, valid: product.valid, deleted: schedule.deletedRows.has(rowId), withdrawn: schedule.withdrawnRows.has(rowId) };
+            }),
+            alerts: running.alerts,
+            permanentFaultsPlanned: plan.steps.some((step) => step.action.kind === "faults" && step.action.rules.some((rule) => rule.kind === "error1004")),
+        });
+        return { kind: "audited", plan, result, journal: schedule.journal, hostLog: [...running.host.logs], seconds: seconds() };
+    } catch (error) {
+        const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+        return { kind: "harnessError", plan, error: text, journal: context?.journal ?? [], seconds: seconds() };
+    } finally {
+        await stack?.stop();
+    }
+}
+
+/** Starts every step at its time; steps overlap (a sweep may run while the host is being killed). */
+async function playSteps(context: ScheduleContext): Promise<void> {
+    const start = Date.now();
+    const running: Array<Promise<void>> = [];
+    for (const step of [...context.plan.steps].sort((a, b) => a.atMs - b.atMs)) {
+        await sleep(Math.max(0, start + step.atMs - Date.now()));
+        running.push(perform(context, step.action));
+    }
+    await Promise.all(running);
+}
+
+/**
+ * A write the plan delayed past the client's timeout lands up to its delay after the faults were
+ * cleared; a call refused with 429 is sent again after the SDK's back-off.
+ */
+function lateWritesLandBy(plan: Plan, clearedAt: number, lastRateLimit: number | undefined): number {
+    const rules = plan.steps.flatMap((step) => (step.action.kind === "faults" ? step.action.rules : []));
+    const longestDelay = Math.max(0, ...rules.filter((rule) => rule.kind === "delay").map((rule) => rule.delayMs));
+    const longestBurst = Math.max(0, ...rules.filter((rule) => rule.kind === "rate429").map((rule) => rule.times));
+    const backoff = longestBurst > 0 && lastRateLimit !== undefined ? lastRateLimit + RATE_LIMIT_BACKOFF_MS * 2 ** (longestBurst - 1) : 0;
+    return Math.max(clearedAt + longestDelay, backoff) + 500;
+}
+
+async function lastRateLimitAt(stack: ScheduleStack): Promise<number | undefined> {
+    const calls = (await stack.simAdmin("GET", "calls")) as { log: Array<{ at: string; fault?: string }> };
+    const times = calls.log.filter((call) => call.fault === "rate429").map((call) => Date.parse(call.at));
+    return times.length ? Math.max(...times) : undefined;
+}
+
+/**
+ * Fires the sweep and the reaper a few times, then waits until every job is at rest (done,
+ * rejected or parked), every request that should have a job has one, late writes have landed
+ * and Smartsheet has been quiet for a while — or the deadline passes (the auditor then finds
+ * what is still open).
+ */
+async function comeToRest(context: ScheduleContext, lateWritesBy: number): Promise<void> {
+    const { stack } = context;
+    for (let round = 0; round < 3; round += 1) {
+        await Promise.all([stack.host.fire("intakeSweep"), stack.host.fire("reaper")]).catch((error: Error) => context.note(`endgame fire failed: ${error.message}`));
+        await sleep(700);
+    }
+    const jobs = TableClient.fromConnectionString(stack.storageConnectionString, stack.jobsTable, { allowInsecureConnection: true });
+    const deadline = Date.now() + SETTLE_DEADLINE_MS;
+    let lastCallCount = -1;
+    let quietSince = Date.now();
+    let lastSweep = Date.now();
+    let sweepsForWaiting = 0;
+    while (Date.now() < deadline) {
+        await sleep(300);
+        const calls = ((await stack.simAdmin("GET", "calls")) as { total: number }).total;
+        if (calls !== lastCallCount) {
+            lastCallCount = calls;
+            quietSince = Date.now();
+        }
+        const rows: Array<{ rowKey?: string; state?: unknown }> = [];
+        for await (const entity of jobs.listEntities({ queryOptions: { filter: "kind eq 'job'" } })) rows.push(entity);
+        const atRest = rows.every((row) => row.state === "done" || row.state === "rejected" || row.state === "parked");
+        const withJob = new Set(rows.map((row) => Number(row.rowKey)));
+        const waiting = context.rowIds.filter((rowId) => !withJob.has(rowId) && !context.deletedRows.has(rowId) && !context.withdrawnRows.has(rowId));
+        const sweptEnough = sweepsForWaiting >= SWEEPS_FOR_A_WAITING_REQUEST;
+        if (waiting.length > 0 && !sweptEnough && Date.now() - lastSweep > 3_000) {
+            // The sweep runs on a timer in production; a request it has not seen yet is not lost.
+            lastSweep = Date.now();
+            sweepsForWaiting += 1;
+            await stack.host.fire("intakeSweep").catch(() => undefined);
+        }
+        if (atRest && (waiting.length === 0 || sweptEnough) && Date.now() >= lateWritesBy && Date.now() - quietSince >= QUIET_MS) {
+            if (waiting.length > 0) context.note(`rows ${waiting.join(", ")} still have no job after ${sweepsForWaiting} more sweeps`);
+            return;
+        }
+    }
+    context.note(`not at rest after ${SETTLE_DEADLINE_MS} ms`);
+}
