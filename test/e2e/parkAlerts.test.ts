@@ -1,28 +1,6 @@
-import { createServer, type Server } from "node:http";
 import { describe, expect, it } from "vitest";
 import { useE2E, waitFor, type E2E } from "../helpers/e2e";
-import { intake, job, jobIn, startRecoveryE2E } from "../helpers/recoveryKit";
-
-/** An alert webhook whose answer the test chooses; it records every POST it gets. */
-async function webhook(): Promise<{ url: string; answer: number; received: Array<Record<string, unknown>>; close(): Promise<void> }> {
-    const hook = {
-        url: "",
-        answer: 204,
-        received: [] as Array<Record<string, unknown>>,
-        close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-    };
-    const server: Server = createServer((request, response) => {
-        let body = "";
-        request.on("data", (chunk: Buffer) => (body += chunk.toString()));
-        request.on("end", () => {
-            hook.received.push(JSON.parse(body) as Record<string, unknown>);
-            response.writeHead(hook.answer).end();
-        });
-    });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    hook.url = `http://127.0.0.1:${(server.address() as { port: number }).port}/hooks/sheetwright`;
-    return hook;
-}
+import { alertInbox, intake, job, jobIn, startRecoveryE2E } from "../helpers/recoveryKit";
 
 interface AlertState {
     parkAlerted: boolean;
@@ -41,7 +19,7 @@ describe("never silent, end to end: a park alert that did not go through is retr
     const stack = useE2E(startRecoveryE2E);
 
     it("the webhook answers 500 at park time: the row says not alerted and the log says why; once it is fixed, the next reaper run delivers", async () => {
-        const hook = await webhook();
+        const hook = await alertInbox();
         stack.defer(hook.close);
         hook.answer = 500;
         const e2e = await stack.start({ only: [], settings: { ALERT_WEBHOOK_URL: hook.url } });
@@ -63,17 +41,17 @@ describe("never silent, end to end: a park alert that did not go through is retr
         }, "the alert to be delivered")) as AlertState;
         expect(delivered.parkAlertAttempts).toBeGreaterThanOrEqual(2);
         expect(e2e.host.logs.some((line) => / Error /.test(line) && new RegExp(`park alert, try \\d+: job ${key} running → parked \\(`).test(line))).toBe(true);
-        expect(hook.received.at(-1)).toMatchObject({ event: "job.parked", jobKey: key });
+        expect(hook.alerts.at(-1)).toMatchObject({ event: "job.parked", jobKey: key });
         // Delivered once is enough: no more tries.
-        const tries = hook.received.length;
+        const tries = hook.alerts.length;
         const reaperRuns = () => e2e.host.logs.filter((line) => /reaper: /.test(line)).length;
         const runs = reaperRuns();
         await waitFor(async () => reaperRuns() >= runs + 3 || undefined, "three more reaper runs", 30_000);
-        expect(hook.received).toHaveLength(tries);
+        expect(hook.alerts).toHaveLength(tries);
     });
 
     it("a job whose intake row was deleted mid-job still alerts ops when it parks", async () => {
-        const hook = await webhook();
+        const hook = await alertInbox();
         stack.defer(hook.close);
         const e2e = await stack.start({ only: [], settings: { ALERT_WEBHOOK_URL: hook.url } });
         // Slow copies: time to delete the intake row while the job is in its copy stage.
@@ -89,8 +67,8 @@ describe("never silent, end to end: a park alert that did not go through is retr
         expect(deleted.status).toBe(200);
 
         await jobIn(e2e, key, "parked");
-        await waitFor(async () => hook.received.some((alert) => alert.jobKey === key) || undefined, "the alert");
-        expect(hook.received.find((alert) => alert.jobKey === key)).toMatchObject({ event: "job.parked", productCode: "IND-6002", reason: expect.stringMatching(/1041/) });
+        await waitFor(async () => hook.alerts.some((alert) => alert.jobKey === key) || undefined, "the alert");
+        expect(hook.alerts.find((alert) => alert.jobKey === key)).toMatchObject({ event: "job.parked", productCode: "IND-6002", reason: expect.stringMatching(/1041/) });
         await waitFor(async () => ((await job(e2e, key)) as unknown as AlertState | undefined)?.parkAlerted || undefined, "parkAlerted");
         expect(e2e.host.logs.some((line) => line.includes(`job ${key}: could not write "Stalled — `) && /the job goes on/.test(line))).toBe(true);
     });

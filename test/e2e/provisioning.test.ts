@@ -131,20 +131,9 @@ describe("provisioning end to end: local Functions host, Azurite, Smartsheet sim
         const done = await waitUntilDone(e2e, 3, 90_000);
         await e2e.fire("intakeSweep");
 
-        const calls = e2e.sim.core.calls().byOperation;
-        expect(calls.copySheet).toBe(21);
-        expect(calls.createFolder).toBe(3);
-        expect(calls.addRows).toBe(3);
-        expect(calls.createCrossSheetReference).toBe(9);
-        expect(calls.deleteSheet ?? 0).toBe(0);
-        const state = e2e.sim.core.state();
-        for (const finished of done) {
-            const product = inspectProduct(state, finished.productCode);
-            expect(product.folders).toHaveLength(1);
-            expect(product.sheets).toHaveLength(7);
-            expect(product.filingRows).toHaveLength(1);
-            expect(finished.duplicatesRemoved).toEqual([]);
-        }
+        expectEachWriteOnce(e2e, done);
+        expect(e2e.sim.core.calls().byOperation.createCrossSheetReference).toBe(9);
+        for (const finished of done) expect(finished.duplicatesRemoved).toEqual([]);
         expect(await instancesOf(e2e, "provision-")).toHaveLength(3);
         expect(await jobsInState(e2e, "done")).toHaveLength(3);
     });
@@ -153,20 +142,7 @@ describe("provisioning end to end: local Functions host, Azurite, Smartsheet sim
         const e2e = await stack.start({ duplicateActivities: "concurrent" });
         e2e.sim.core.configure({ latencyMs: { copySheet: 100, createFolder: 100, addRows: 100, updateRows: 50 } });
         await e2e.fire("intakeSweep");
-        const done = await waitUntilDone(e2e, 3, 90_000);
-
-        const calls = e2e.sim.core.calls().byOperation;
-        expect(calls.copySheet).toBe(21);
-        expect(calls.createFolder).toBe(3);
-        expect(calls.addRows).toBe(3);
-        expect(calls.deleteSheet ?? 0).toBe(0);
-        const state = e2e.sim.core.state();
-        for (const finished of done) {
-            const product = inspectProduct(state, finished.productCode);
-            expect(product.folders).toHaveLength(1);
-            expect(product.sheets).toHaveLength(7);
-            expect(product.filingRows).toHaveLength(1);
-        }
+        expectEachWriteOnce(e2e, await waitUntilDone(e2e, 3, 90_000));
     });
 
     it("fits a long, emoji-laden product name into 50-character names and still provisions it", async () => {
@@ -287,3 +263,19 @@ describe("provisioning end to end: local Functions host, Azurite, Smartsheet sim
         expect(active.jobs.length + (await jobsInState(e2e, "done")).length).toBeGreaterThanOrEqual(3);
     });
 });
+
+/** The three seeded products made once each: 21 copies, 3 folders, 3 filing rows, nothing deleted. */
+function expectEachWriteOnce(e2e: E2E, done: Array<{ productCode: string }>): void {
+    const calls = e2e.sim.core.calls().byOperation;
+    expect(calls.copySheet).toBe(21);
+    expect(calls.createFolder).toBe(3);
+    expect(calls.addRows).toBe(3);
+    expect(calls.deleteSheet ?? 0).toBe(0);
+    const state = e2e.sim.core.state();
+    for (const finished of done) {
+        const product = inspectProduct(state, finished.productCode);
+        expect(product.folders).toHaveLength(1);
+        expect(product.sheets).toHaveLength(7);
+        expect(product.filingRows).toHaveLength(1);
+    }
+}

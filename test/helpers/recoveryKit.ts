@@ -107,20 +107,29 @@ export function transitions(e2e: E2E, pattern: RegExp): string[] {
     return e2e.host.logs.filter((line) => / job \d+-\d+ \S+ → \S+ \(/.test(line) && pattern.test(line));
 }
 
-/** Captures the alert webhook's POSTs. */
-export async function alertInbox(): Promise<{ url: string; alerts: Array<Record<string, unknown>>; close(): Promise<void> }> {
-    const alerts: Array<Record<string, unknown>> = [];
+export interface AlertInbox {
+    url: string;
+    /** Every body POSTed, parsed. */
+    alerts: Array<Record<string, unknown>>;
+    /** The status it answers with (204 unless a test breaks the webhook). */
+    answer: number;
+    close(): Promise<void>;
+}
+
+/** Captures the alert webhook's POSTs, answering with `answer`. */
+export async function alertInbox(): Promise<AlertInbox> {
     const server: Server = createServer((request, response) => {
         let body = "";
         request.on("data", (chunk: Buffer) => (body += chunk.toString()));
         request.on("end", () => {
-            alerts.push(JSON.parse(body) as Record<string, unknown>);
-            response.writeHead(204).end();
+            inbox.alerts.push(JSON.parse(body) as Record<string, unknown>);
+            response.writeHead(inbox.answer).end();
         });
     });
+    const inbox: AlertInbox = { url: "", alerts: [], answer: 204, close: () => new Promise((resolve) => server.close(() => resolve())) };
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const port = (server.address() as { port: number }).port;
-    return { url: `http://127.0.0.1:${port}/hooks/sheetwright`, alerts, close: () => new Promise((resolve) => server.close(() => resolve())) };
+    inbox.url = `http://127.0.0.1:${(server.address() as { port: number }).port}/hooks/sheetwright`;
+    return inbox;
 }
 
 /** An end-to-end stack with recovery time shrunk, only the given intake rows approved. */

@@ -1,4 +1,3 @@
-import { createServer, type Server } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
 import { sweepIntake } from "../../src/shared/intake/intakeSweep";
 import { formatJobKey } from "../../src/shared/jobs/JobRow";
@@ -6,23 +5,9 @@ import { beginAttempt, parkJob } from "../../src/shared/provisioning/lifecycle";
 import { tellOpsOfParking } from "../../src/shared/provisioning/parkAlert";
 import { useProvisioningHarness } from "../helpers/provisioningHarness";
 import { intakeRow } from "../helpers/inspectProduct";
+import { alertInbox } from "../helpers/recoveryKit";
 import { runSteps } from "../helpers/runSteps";
 
-/** A webhook receiver answering with `status()`; records every body it got. */
-async function webhook(status: () => number): Promise<{ url: string; received: Array<Record<string, unknown>>; close(): Promise<void> }> {
-    const received: Array<Record<string, unknown>> = [];
-    const server: Server = createServer((request, response) => {
-        let body = "";
-        request.on("data", (chunk: Buffer) => (body += chunk.toString()));
-        request.on("end", () => {
-            received.push(JSON.parse(body) as Record<string, unknown>);
-            response.writeHead(status()).end();
-        });
-    });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const { port } = server.address() as { port: number };
-    return { url: `http://127.0.0.1:${port}/alerts`, received, close: () => new Promise((resolve) => server.close(() => resolve())) };
-}
 
 describe("never silent: the customer's intake row is not the only way ops hears", () => {
     const harness = useProvisioningHarness();
@@ -30,6 +15,19 @@ describe("never silent: the customer's intake row is not the only way ops hears"
     afterEach(async () => {
         for (const close of closers.splice(0)) await close();
     });
+
+    /** A begun job of an app whose alert webhook is a test inbox. */
+    async function runningJobWithWebhook() {
+        const { deps } = harness.current;
+        const hook = await alertInbox();
+        closers.push(hook.close);
+        const alerting = { ...deps, config: { ...deps.config, ALERT_WEBHOOK_URL: hook.url } };
+        await sweepIntake(alerting);
+        const key = deps.enqueued[0]!;
+        const step = { jobKey: key, instanceId: (await deps.jobs.require(key)).row.instanceId! };
+        await beginAttempt(alerting, { ...step, attempt: 1 });
+        return { hook, alerting, key, step };
+    }
 
     async function deleteIntakeRow(rowId: string) {
         const { sim } = harness.current;
@@ -55,34 +53,22 @@ describe("never silent: the customer's intake row is not the only way ops hears"
 
     it("a park whose intake row is gone still alerts ops first, and marks the job alerted only after the webhook's 2xx", async () => {
         const { deps } = harness.current;
-        const hook = await webhook(() => 204);
-        closers.push(hook.close);
-        const alerting = { ...deps, config: { ...deps.config, ALERT_WEBHOOK_URL: hook.url } };
-        await sweepIntake(alerting);
-        const key = deps.enqueued[0]!;
-        const step = { jobKey: key, instanceId: (await deps.jobs.require(key)).row.instanceId! };
-        await beginAttempt(alerting, { ...step, attempt: 1 });
+        const { hook, alerting, key, step } = await runningJobWithWebhook();
         await deleteIntakeRow(key.rk);
 
         const parked = await parkJob(alerting, { ...step, reason: "The template has no sheet named \"Approvals\" any more.", stage: "copy" });
         expect(parked.outcome).toBe("done");
         const row = (await deps.jobs.require(key)).row;
         expect(row).toMatchObject({ state: "parked", parkAlerted: true, parkAlertAttempts: 1 });
-        expect(hook.received).toEqual([expect.objectContaining({ event: "job.parked", jobKey: formatJobKey(key) })]);
+        expect(hook.alerts).toEqual([expect.objectContaining({ event: "job.parked", jobKey: formatJobKey(key) })]);
         expect(deps.logs.some((line) => line.startsWith(`error job ${formatJobKey(key)} running → parked`))).toBe(true);
         expect(row.intakeStatusError).toBeDefined();
     });
 
     it("a webhook that fails leaves the job unalerted with the failure on the row; telling ops again succeeds once it answers 2xx", async () => {
         const { deps, sim } = harness.current;
-        let answer = 500;
-        const hook = await webhook(() => answer);
-        closers.push(hook.close);
-        const alerting = { ...deps, config: { ...deps.config, ALERT_WEBHOOK_URL: hook.url } };
-        await sweepIntake(alerting);
-        const key = deps.enqueued[0]!;
-        const step = { jobKey: key, instanceId: (await deps.jobs.require(key)).row.instanceId! };
-        await beginAttempt(alerting, { ...step, attempt: 1 });
+        const { hook, alerting, key, step } = await runningJobWithWebhook();
+        hook.answer = 500;
 
         await parkJob(alerting, { ...step, reason: "Smartsheet refused the name", stage: "copy" });
         const unalerted = (await deps.jobs.require(key)).row;
@@ -91,11 +77,11 @@ describe("never silent: the customer's intake row is not the only way ops hears"
         // The customer still hears, even though ops' webhook is down.
         expect(intakeRow(sim.core.state(), unalerted.productCode)?.Status).toBe("Stalled — Smartsheet refused the name");
 
-        answer = 200;
+        hook.answer = 200;
         expect(await tellOpsOfParking(alerting, key, "job parked (alert retry)")).toBe(true);
         const alerted = (await deps.jobs.require(key)).row;
         expect(alerted).toMatchObject({ parkAlerted: true, parkAlertAttempts: 2 });
         expect(alerted.parkAlertError).toBeUndefined();
-        expect(hook.received).toHaveLength(2);
+        expect(hook.alerts).toHaveLength(2);
     });
 });

@@ -1,3 +1,4 @@
+import { request } from "node:http";
 import { networkInterfaces } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
@@ -176,6 +177,30 @@ describe("admin access", () => {
         } finally {
             await sim.close();
         }
+    });
+
+    it("refuses a web page in the developer's browser: a request with an Origin, or a Host that names another machine", async () => {
+        const { sim } = context;
+        const fromPage = await fetch(new URL("reset", sim.adminUrl), { method: "POST", headers: { origin: "https://attacker.example" } });
+        expect(fromPage.status).toBe(403);
+        expect(await fromPage.json()).toMatchObject({ errorCode: 1004 });
+        const rebound = await new Promise<number>((resolve, reject) => {
+            const url = new URL("state", sim.adminUrl);
+            const req = request({ host: url.hostname, port: url.port, path: url.pathname, headers: { host: `rebound.attacker.example:${url.port}` } }, (res) => {
+                res.resume();
+                resolve(res.statusCode ?? 0);
+            });
+            req.on("error", reject);
+            req.end();
+        });
+        expect(rebound).toBe(403);
+        expect((await fetch(new URL("state", sim.adminUrl))).status).toBe(200);
+    });
+
+    it("refuses a body over 4 MiB with 413 and still answers", async () => {
+        const { sim } = context;
+        const response = await fetch(new URL("faults", sim.adminUrl), { method: "POST", body: "x".repeat(5 * 1024 * 1024) });
+        expect(response.status).toBe(413);
     });
 
     it("needs no token", async () => {

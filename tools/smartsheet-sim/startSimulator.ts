@@ -54,8 +54,12 @@ async function serve(core: SimulatorCore, request: IncomingMessage, response: Se
     const url = new URL(request.url ?? "/", "http://simulator");
     const method = request.method ?? "GET";
     const bodyText = await readBody(request);
+    if (bodyText === undefined) {
+        send(response, { kind: "json", status: 413, body: { message: `The request body is larger than ${MAX_BODY_BYTES} bytes.` } });
+        return;
+    }
     if (url.pathname === "/__sim" || url.pathname.startsWith("/__sim/")) {
-        if (!isLoopbackAddress(request.socket.remoteAddress)) {
+        if (!fromProgramOnThisMachine(request)) {
             send(response, errorOutcome(apiErrors.notAuthorized()));
             return;
         }
@@ -84,11 +88,30 @@ function send(response: ServerResponse, outcome: ApiOutcome): void {
     response.end(payload);
 }
 
-function readBody(request: IncomingMessage): Promise<string> {
+/** Far above any request the app sends (500 rows of an update); the rest of a larger body is drained, not kept. */
+const MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+/** The body as text, or `undefined` when it is larger than MAX_BODY_BYTES. */
+function readBody(request: IncomingMessage): Promise<string | undefined> {
     return new Promise((resolve, reject) => {
         const chunks: Buffer[] = [];
-        request.on("data", (chunk: Buffer) => chunks.push(chunk));
-        request.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+        let size = 0;
+        request.on("data", (chunk: Buffer) => {
+            size += chunk.length;
+            if (size <= MAX_BODY_BYTES) chunks.push(chunk);
+        });
+        request.on("end", () => resolve(size > MAX_BODY_BYTES ? undefined : Buffer.concat(chunks).toString("utf8")));
         request.on("error", reject);
     });
+}
+
+/**
+ * The admin API is for programs on this machine: a loopback peer, a loopback Host, and no
+ * `Origin` — a web page in the developer's browser can reach 127.0.0.1 (or rebind a name to it),
+ * but then the browser sends its Origin or the foreign Host.
+ */
+function fromProgramOnThisMachine(request: IncomingMessage): boolean {
+    const host = (request.headers.host ?? "").replace(/:\d+$/, "").toLowerCase();
+    const loopbackHost = host === "" || host === "localhost" || host === "[::1]" || isLoopbackAddress(host);
+    return isLoopbackAddress(request.socket.remoteAddress) && loopbackHost && request.headers.origin === undefined;
 }
