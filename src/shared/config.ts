@@ -208,6 +208,8 @@ export interface Timing {
     /** How long after its claim an unanswered write may still land in Smartsheet. */
     lateWriteHorizonMs: number;
     settleMs: number;
+    /** The largest clock difference between two instances (or between Smartsheet and us) allowed for. */
+    clockSkewMs: number;
 }
 
 /** Smartsheet abandons a request it cannot finish (500/4002, its own server timeout); this is the margin for it. */
@@ -216,14 +218,17 @@ const SMARTSHEET_SERVER_MARGIN_MS = 120_000;
 export function timingOf(config: TimingSettings): Timing {
     const writeLifetimeMs = (config.SMARTSHEET_RATE_LIMIT_RETRY_SECONDS + config.SMARTSHEET_CALL_TIMEOUT_SECONDS) * 1000;
     const settleMs = config.COPY_SETTLE_SECONDS * 1000;
+    const clockSkewMs = config.MAX_CLOCK_SKEW_SECONDS * 1000;
     return {
         writeLifetimeMs,
-        claimTtlMs: writeLifetimeMs + settleMs + config.MAX_CLOCK_SKEW_SECONDS * 1000,
+        claimTtlMs: writeLifetimeMs + settleMs + clockSkewMs,
+        // Measured from a claim stamped by another instance's clock: the skew counts here too.
         lateWriteHorizonMs:
             config.LATE_WRITE_HORIZON_SECONDS !== undefined
                 ? config.LATE_WRITE_HORIZON_SECONDS * 1000
-                : writeLifetimeMs + SMARTSHEET_SERVER_MARGIN_MS,
+                : writeLifetimeMs + clockSkewMs + SMARTSHEET_SERVER_MARGIN_MS,
         settleMs,
+        clockSkewMs,
     };
 }
 
@@ -263,10 +268,11 @@ function limitProblems(config: TimingSettings, host: HostLimits): string[] {
                 `${config.COPY_SETTLE_SECONDS} s, which does not fit in the host's functionTimeout (${shown(timeout)}); lower it.`,
         );
     }
-    if (timing.lateWriteHorizonMs < timing.writeLifetimeMs) {
+    if (timing.lateWriteHorizonMs < timing.writeLifetimeMs + timing.clockSkewMs) {
         problems.push(
             `LATE_WRITE_HORIZON_SECONDS: ${config.LATE_WRITE_HORIZON_SECONDS} s is shorter than one write may take from its claim ` +
-                `(${shown(timing.writeLifetimeMs)}: rate-limit retries + call timeout); a write could land after the final audit.`,
+                `plus the clock skew allowed (${shown(timing.writeLifetimeMs + timing.clockSkewMs)}: rate-limit retries + call timeout + ` +
+                `MAX_CLOCK_SKEW_SECONDS); a write could land after the final audit.`,
         );
     }
     return problems;

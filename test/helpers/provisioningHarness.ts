@@ -95,7 +95,7 @@ export function useProvisioningHarness(): { readonly current: Harness } {
             now: () => new Date(),
             sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
             newRunId: () => randomUUID(),
-            timing: { settleMs: 20, claimTtlMs: 3_000, claimPollMs: 20, lateWriteHorizonMs: 3_000 },
+            timing: { settleMs: 20, claimTtlMs: 3_000, claimPollMs: 20, lateWriteHorizonMs: 3_000, clockSkewMs: 1_000 },
         };
         harness = {
             sim: sim!,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { timingOf } from "../../src/shared/config";
 import { sweepIntake } from "../../src/shared/intake/intakeSweep";
-import { copyTemplateSheet, ensureProductFolder } from "../../src/shared/provisioning/copyStage";
+import { copyTemplateSheet, ensureProductFolder, namesOf } from "../../src/shared/provisioning/copyStage";
 import { auditProduct } from "../../src/shared/provisioning/finalAudit";
 import { beginAttempt } from "../../src/shared/provisioning/lifecycle";
 import { SdkSmartsheet } from "../../src/shared/smartsheet/SdkSmartsheet";
@@ -58,6 +58,51 @@ describe("late writes: an unanswered write that lands after the step wrote again
         expect(product.filingRows).toHaveLength(1);
         expect(row.lateWritesRemoved).toEqual([expect.objectContaining({ kind: "filingRow", id: expect.any(Number) })]);
         expect(row.lateWritesRemoved[0]!.id).not.toBe(row.registerRowId);
+    });
+
+    it("the audit leaves a same-named folder and Filing Index row that were there before the job: only its own late writes go", { timeout: 30_000 }, async () => {
+        const { sim } = harness.current;
+        const deps = lateWrites();
+        await sweepIntake(deps);
+        const key = harness.current.deps.enqueued[0]!;
+        const row = (await deps.jobs.require(key)).row;
+        const names = namesOf(row);
+        const lineFolderId = sim.core.state().folders.find((folder) => folder.name === row.productLine)!.id;
+        // Two of each made by hand before the job (Smartsheet's times are whole seconds): the job adopts one, the other is a person's business.
+        const handMade = [await deps.smartsheet.createFolder(lineFolderId, names.folder), await deps.smartsheet.createFolder(lineFolderId, names.folder)];
+        const index = await deps.smartsheet.getSheet(deps.config.FILING_INDEX_SHEET_ID);
+        const codeColumn = index.columns.find((column) => column.title === "Product Code")!.id;
+        const handRows = await deps.smartsheet.addRows(deps.config.FILING_INDEX_SHEET_ID, [
+            { toBottom: true, cells: [{ columnId: codeColumn, value: row.productCode }] },
+            { toBottom: true, cells: [{ columnId: codeColumn, value: row.productCode }] },
+        ]);
+        await new Promise((resolve) => setTimeout(resolve, 2_100));
+        sim.core.setFaults([{ op: "copySheet", kind: "delay", delayMs: LANDS_AFTER_MS, times: 1, skip: 2 }]);
+        await runSteps(deps, key, { retries: 2 });
+
+        const after = (await deps.jobs.require(key)).row;
+        expect(after.state).toBe("done");
+        expect(after.lateWritesRemoved.map((removal) => removal.kind)).toEqual(["sheet"]);
+        const state = sim.core.state();
+        expect(handMade.map((folder) => state.folders.some((candidate) => candidate.id === folder.id))).toEqual([true, true]);
+        const filing = state.sheets.find((sheet) => sheet.id === deps.config.FILING_INDEX_SHEET_ID)!;
+        expect(handRows.map((handRow) => filing.rows.some((candidate) => candidate.id === handRow.id))).toEqual([true, true]);
+    });
+
+    it("a delete of a late write that Smartsheet carried out although it answered 4002 (the re-send gets 404) does not park the job", { timeout: 30_000 }, async () => {
+        const { sim } = harness.current;
+        const deps = lateWrites();
+        await sweepIntake(deps);
+        const key = harness.current.deps.enqueued[0]!;
+        sim.core.setFaults([
+            { op: "copySheet", kind: "delay", delayMs: LANDS_AFTER_MS, times: 1, skip: 2 },
+            { op: "deleteSheet", kind: "commitThenError4002", times: 1 },
+        ]);
+        await runSteps(deps, key, { retries: 2 });
+        const row = (await deps.jobs.require(key)).row;
+        expect(row.state).toBe("done");
+        expect(row.lateWritesRemoved).toEqual([expect.objectContaining({ kind: "sheet" })]);
+        expect(inspectProduct(sim.core.state(), row.productCode).sheets).toHaveLength(7);
     });
 
     it("a job whose every write was answered is not audited and spends no call on it", async () => {

@@ -174,9 +174,10 @@ describe("the reaper's window against the host's functionTimeout", () => {
         );
     });
 
-    it("refuses a late-write horizon shorter than one write may take from its claim", () => {
+    it("refuses a late-write horizon shorter than one write may take from its claim, clock skew included", () => {
+        expect(() => loadConfig({ ...valid, LATE_WRITE_HORIZON_SECONDS: "200" }, tenMinutes)).toThrow(/LATE_WRITE_HORIZON_SECONDS: 200 s/);
         expect(() => loadConfig({ ...valid, LATE_WRITE_HORIZON_SECONDS: "100" }, tenMinutes)).toThrow(
-            /LATE_WRITE_HORIZON_SECONDS: 100 s is shorter than one write may take from its claim \(180 s/,
+            /LATE_WRITE_HORIZON_SECONDS: 100 s is shorter than one write may take from its claim plus the clock skew allowed \(210 s/,
         );
     });
 
@@ -200,7 +201,7 @@ describe("the reaper's window against the host's functionTimeout", () => {
 describe("timing derived from the settings", () => {
     it("gives a claim the whole lifetime of one write — rate-limit waits and re-sends, the call timeout, the settle — plus clock skew", () => {
         const config = loadConfig(valid);
-        expect(timingOf(config)).toEqual({ writeLifetimeMs: 180_000, claimTtlMs: 220_000, lateWriteHorizonMs: 300_000, settleMs: 10_000 });
+        expect(timingOf(config)).toEqual({ writeLifetimeMs: 180_000, claimTtlMs: 220_000, lateWriteHorizonMs: 330_000, settleMs: 10_000, clockSkewMs: 30_000 });
     });
 
     it("takes LATE_WRITE_HORIZON_SECONDS as set, in seconds with decimals", () => {

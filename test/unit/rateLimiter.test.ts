@@ -78,4 +78,17 @@ describe("RateLimiter", () => {
         await limiter.acquire(5_000);
         expect(clock.slept).toEqual([5_000]);
     });
+
+    it("never sends a request past its deadline, even one that waited its turn behind other callers", async () => {
+        const clock = fakeClock();
+        const limiter = new RateLimiter(1, 1_000, clock);
+        await limiter.acquire();
+        const ahead = limiter.acquire(); // waits 1 s for the window, with no deadline
+        const behind = limiter.acquire(1_500); // queued behind it: its own slot would come at 2 s
+        await ahead;
+        await expect(behind).rejects.toBeInstanceOf(RateLimitWaitTooLongError);
+        await clock.sleep(5_000);
+        const late = limiter.acquire(clock.now() - 1);
+        await expect(late).rejects.toBeInstanceOf(RateLimitWaitTooLongError);
+    });
 });

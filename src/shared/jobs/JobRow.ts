@@ -114,6 +114,8 @@ export const JobRow = z.object({
      * until this instant: the final audit waits for it before the job may be done.
      */
     lateWritesUntil: Timestamp.optional(),
+    /** When this job first claimed a write: nothing Smartsheet made before it can be this job's. */
+    firstClaimAt: Timestamp.optional(),
     /** What the final audit removed because a late write made it (never anything recorded here). */
     lateWritesRemoved: json(z.array(LateWriteRemoval)).default([]),
     /** The orchestration waits on purpose (a durable timer) until then: not a lack of progress. */

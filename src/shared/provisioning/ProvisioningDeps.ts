@@ -29,5 +29,7 @@ export interface ProvisioningDeps {
         claimPollMs: number;
         /** How long after its claim an unanswered write may still land in Smartsheet. */
         lateWriteHorizonMs: number;
+        /** The largest clock difference (between instances, or Smartsheet and us) allowed for. */
+        clockSkewMs: number;
     };
 }

@@ -8,6 +8,7 @@ import { cellText, FilingIndexColumns } from "./registerStage";
 import { runStep, type StepContext } from "./runStep";
 import { foldUnsettled } from "./underClaim";
 import { columnIdsByTitle } from "../smartsheet/columns";
+import { isSmartsheetError } from "../smartsheet/errors";
 
 /**
  * The last step before `done`. A write that went unanswered can still be carried out by
@@ -55,9 +56,7 @@ export function auditProduct(deps: ProvisioningDeps, input: StepInput): Promise<
             return { ...latest, lateWritesRemoved: [...latest.lateWritesRemoved, ...fresh] };
         });
         for (const removal of removals) {
-            if (removal.kind === "folder") await context.smartsheet.deleteFolder(removal.id);
-            else if (removal.kind === "sheet") await context.smartsheet.deleteSheet(removal.id);
-            else await context.smartsheet.deleteRows(deps.config.FILING_INDEX_SHEET_ID, [removal.id]);
+            await removeLateWrite(deps, context, removal);
             deps.log.warn(
                 transitionLine(input.jobKey, row.state, row.state, `final audit removed a late-landed ${removal.kind} ${removal.id} "${removal.name}"`),
             );
@@ -69,13 +68,31 @@ export function auditProduct(deps: ProvisioningDeps, input: StepInput): Promise<
 
 type Removal = Omit<LateWriteRemoval, "removedAt">;
 
-/** Everything of this product's making that its row does not record. */
+/** Gone already (a duplicate run of this audit, or a delete that was done although its answer got lost) is removed. */
+async function removeLateWrite(deps: ProvisioningDeps, context: StepContext, removal: Removal): Promise<void> {
+    try {
+        if (removal.kind === "folder") await context.smartsheet.deleteFolder(removal.id);
+        else if (removal.kind === "sheet") await context.smartsheet.deleteSheet(removal.id);
+        else await context.smartsheet.deleteRows(deps.config.FILING_INDEX_SHEET_ID, [removal.id]);
+    } catch (error) {
+        if (!(isSmartsheetError(error) && error.statusCode === 404)) throw error;
+    }
+}
+
+/**
+ * Everything of this product's making that its row does not record. Only what Smartsheet made
+ * after this job first claimed a write can be its making (clock skew allowed for); a same-named
+ * folder, sheet or Filing Index row from before — made by hand, say — is left to a person.
+ */
 async function findLateWrites(deps: ProvisioningDeps, context: StepContext, row: JobRow): Promise<Removal[]> {
     const { smartsheet } = context;
     const names = namesOf(row);
     const removals: Removal[] = [];
+    // Smartsheet's times are whole seconds: one more second, or a copy made in the claim's second would look older.
+    const since = row.firstClaimAt ? Date.parse(row.firstClaimAt) - deps.timing.clockSkewMs - 1000 : Infinity;
+    const ours = (createdAt: string | undefined) => createdAt !== undefined && Date.parse(createdAt) >= since;
     const unrecorded = (children: FolderChild[], name: string, keep: number | undefined) =>
-        children.filter((child) => child.name === name && child.id !== keep);
+        children.filter((child) => child.name === name && child.id !== keep && ours(child.createdAt));
 
     if (row.lineFolderId && row.folderId) {
         const folders = (await smartsheet.listFolderChildren(row.lineFolderId, ["folders"])).filter((child) => child.resourceType === "folder");
@@ -93,7 +110,7 @@ async function findLateWrites(deps: ProvisioningDeps, context: StepContext, row:
         const codeColumn = columnIdsByTitle(index, { code: FilingIndexColumns.productCode }).ids.code;
         for (const candidate of index.rows) {
             const code = cellText(candidate.cells.find((cell) => cell.columnId === codeColumn)?.value);
-            if (code === row.productCode && candidate.id !== row.registerRowId) removals.push({ kind: "filingRow", id: candidate.id, name: code });
+            if (code === row.productCode && candidate.id !== row.registerRowId && ours(candidate.createdAt)) removals.push({ kind: "filingRow", id: candidate.id, name: code });
         }
     }
     return removals;

@@ -1,6 +1,6 @@
 import { IntakeColumns, IntakeStatus } from "../intake/intakeStatus";
 import { columnIdsByTitle } from "../smartsheet/columns";
-import { formatJobKey, keyOf, type JobRow } from "../jobs/JobRow";
+import { formatJobKey, keyOf, Stage, type JobRow } from "../jobs/JobRow";
 import { transitionLine } from "../jobs/transitions";
 import type { SmartsheetPort } from "../smartsheet/SmartsheetPort";
 import type { BeginInput, EnterStageInput, ParkInput, StepInput, StepOutcome } from "./contracts";
@@ -9,6 +9,8 @@ import { isSmartsheetError } from "../smartsheet/errors";
 import { underClaim } from "./underClaim";
 import type { ProvisioningDeps } from "./ProvisioningDeps";
 import { runStep, type StepContext } from "./runStep";
+
+const STAGE_ORDER = Stage.options;
 
 /**
  * The first step of every attempt: queued (or running, when a recovery takes over) becomes
@@ -35,7 +37,9 @@ export function beginAttempt(deps: ProvisioningDeps, input: BeginInput): Promise
 
 export function enterStage(deps: ProvisioningDeps, input: EnterStageInput): Promise<StepOutcome> {
     return runStep(deps, input, "enterStage", async (context) => {
-        await context.update((row) => (row.stage === input.stage ? undefined : { ...row, stage: input.stage }));
+        // Forward only: a late duplicate of an earlier stage's step must not move the job back.
+        const entered = await context.update((row) => (STAGE_ORDER.indexOf(row.stage ?? "copy") >= STAGE_ORDER.indexOf(input.stage) ? undefined : { ...row, stage: input.stage }));
+        if (entered.stage !== input.stage) return;
         if (input.status) {
             // A late duplicate of this step must not write its status over a later stage's.
             await recordIntakeStatus(deps, context, input.status, { current: (row) => row.state === "running" && row.stage === input.stage });

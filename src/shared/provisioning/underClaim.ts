@@ -88,7 +88,12 @@ export async function underClaim<T>(deps: ProvisioningDeps, context: StepContext
                 if (claimed.recorded(latest) !== undefined) return undefined;
                 if (othersLive(latest)) throw new ClaimedElsewhereError(`another run is writing ${claimed.key}`);
                 const next = withoutClaim(latest, false);
-                return { ...next, claims: { ...next.claims, [claimed.key]: { claimedAt: deps.now().toISOString(), by: context.runId, writing: true } } };
+                const claimedAt = deps.now().toISOString();
+                return {
+                    ...next,
+                    firstClaimAt: next.firstClaimAt ?? claimedAt,
+                    claims: { ...next.claims, [claimed.key]: { claimedAt, by: context.runId, writing: true } },
+                };
             });
         } catch (error) {
             if (error instanceof ClaimedElsewhereError) {

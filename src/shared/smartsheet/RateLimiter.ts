@@ -56,11 +56,12 @@ export class RateLimiter {
             const waitForPause = this.pausedUntil - now;
             const waitForWindow = this.sent.length >= this.limit ? this.sent[0]! + this.windowMs - now : 0;
             const wait = Math.max(waitForPause, waitForWindow);
+            // Checked on every turn: time spent queued behind other callers counts against the deadline too.
+            if (now + Math.max(0, wait) > deadline) throw new RateLimitWaitTooLongError(Math.max(0, wait));
             if (wait <= 0) {
                 this.sent.push(now);
                 return;
             }
-            if (now + wait > deadline) throw new RateLimitWaitTooLongError(wait);
             await this.clock.sleep(wait);
         }
     }

@@ -54,6 +54,7 @@ export type Cell = z.infer<typeof Cell>;
 export const Row = z.object({
     id: SmartsheetId,
     rowNumber: z.number().int(),
+    createdAt: z.string().optional(),
     modifiedAt: z.string().optional(),
     cells: z.array(Cell).default([]),
 });
