@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { IntakeStatus } from "../../src/shared/intake/intakeStatus";
 import { sweepIntake } from "../../src/shared/intake/intakeSweep";
+import { beginAttempt, enterStage } from "../../src/shared/provisioning/lifecycle";
 import { formatJobKey } from "../../src/shared/jobs/JobRow";
 import { intakeRow } from "../helpers/inspectProduct";
 import { useProvisioningHarness, type Harness } from "../helpers/provisioningHarness";
@@ -12,11 +14,11 @@ function intake(harness: Harness) {
     return {
         keyOf: (code: string) => formatJobKey({ pk: String(sheetId()), rk: String(intakeRow(state(), code)!.rowId) }),
         status: (code: string) => intakeRow(state(), code)?.Status,
-        async type(code: string, title: string, value: string) {
+        async type(code: string, title: string, value: string | boolean) {
             const rowId = intakeRow(state(), code)!.rowId as number;
             await harness.deps.smartsheet.updateRows(sheetId(), [{ id: rowId, cells: [{ columnId: columnId(title), value }] }]);
         },
-        async add(cells: Record<string, string>) {
+        async add(cells: Record<string, string | boolean>) {
             await harness.deps.smartsheet.addRows(sheetId(), [
                 { toBottom: true, cells: Object.entries(cells).map(([title, value]) => ({ columnId: columnId(title), value })) },
             ]);
@@ -92,5 +94,58 @@ describe("the intake row tells the truth", () => {
         expect(sheet.status(await codeOf(running))).toBe("In progress — copy 2/7");
         expect(sheet.status(await codeOf(rejected))).toMatch(/^Rejected — Product Line "Nowhere"/);
         expect((await deps.jobs.require(rejected!)).row.state).toBe("rejected");
+    });
+
+    it("repairs a status typed over a finished job whose Approved was unticked (chaos seed 3141576687)", async () => {
+        const { deps } = harness.current;
+        const sheet = intake(harness.current);
+        await sweepIntake(deps);
+        const [done] = deps.enqueued;
+        await deps.jobs.update(done!, (row) => ({ ...row, state: "done", stage: "register", intakeStatus: "Done" }), { from: ["queued"] });
+        const code = (await deps.jobs.require(done!)).row.productCode;
+        await sheet.type(code, "Approved", false);
+        await sheet.type(code, "Status", "Stalled — waiting for legal");
+
+        await sweepIntake(deps);
+
+        expect(sheet.status(code)).toBe("Done");
+    });
+
+    it("a late duplicate of an earlier stage's step moves the job back nowhere and writes no earlier status", async () => {
+        const { deps } = harness.current;
+        const sheet = intake(harness.current);
+        await sweepIntake(deps);
+        const [key] = deps.enqueued;
+        const instanceId = (await deps.jobs.require(key!)).row.instanceId!;
+        await beginAttempt(deps, { jobKey: key!, instanceId, attempt: 1 });
+        await enterStage(deps, { jobKey: key!, instanceId, stage: "register" });
+        const code = (await deps.jobs.require(key!)).row.productCode;
+        const before = sheet.status(code);
+
+        const late = await enterStage(deps, { jobKey: key!, instanceId, stage: "copy", status: IntakeStatus.copying(7, 7) });
+
+        expect(late.outcome).toBe("done");
+        expect((await deps.jobs.require(key!)).row.stage).toBe("register");
+        expect(sheet.status(code)).toBe(before);
+    });
+
+    it("a product code stays taken by its job when the job's intake row is deleted (chaos seed 1307417682)", async () => {
+        const { deps } = harness.current;
+        const sheet = intake(harness.current);
+        await sweepIntake(deps);
+        const [first] = deps.enqueued;
+        const job = (await deps.jobs.require(first!)).row;
+        const deleted = await fetch(new URL(`sheets/${job.intakeSheetId}/rows?ids=${job.intakeRowId}`, harness.current.sim.baseUrl), {
+            method: "DELETE",
+            headers: { authorization: "Bearer sim-token" },
+        });
+        expect(deleted.status).toBe(200);
+        await sheet.add({ "Product Code": job.productCode, "Product Name": "Second Pump", "Product Line": job.productLine, Approved: true });
+
+        const report = await sweepIntake(deps);
+
+        expect(report.queued).toEqual([]);
+        expect(report.rejected).toHaveLength(1);
+        expect(sheet.status(job.productCode)).toBe(`Rejected — Product Code ${job.productCode} is already provisioned by another intake row`);
     });
 });

@@ -122,6 +122,12 @@ export async function sweepIntake(deps: SweepDeps): Promise<SweepReport> {
         const stored = await jobOf(row);
         if (stored && stored.row.state !== "rejected") codesTaken.set(stored.row.productCode, row.rowId);
     }
+    // A job keeps its code when its intake row is deleted: the Jobs table, not the sheet, says who holds it.
+    for (const code of wanted) {
+        if (!code || codesTaken.has(code)) continue;
+        const holder = await deps.jobs.holderOfCode(pk, code);
+        if (holder !== undefined) codesTaken.set(code, Number(holder));
+    }
 
     const report: SweepReport = { approvedRows: approved.length, queued: [], rejected: [], requeued: [], statusesWritten: 0, smartsheetCalls: 0 };
     const statusWrites = new Map<number, string>();
@@ -136,6 +142,13 @@ export async function sweepIntake(deps: SweepDeps): Promise<SweepReport> {
     for (const row of approved) {
         const state = jobs.get(row.rowId)?.row.state;
         if (state === "done") setStatus(row, IntakeStatus.done);
+    }
+    // Unticking Approved cancels nothing, so an unticked row may hold a finished job whose status
+    // someone typed over. (Rows already saying "Done" are left unread: nothing to repair there.)
+    for (const row of rows.filter((candidate) => !candidate.approved && candidate.status !== "" && candidate.status !== IntakeStatus.done)) {
+        const job = (await jobOf(row))?.row;
+        if (job?.state === "done") setStatus(row, IntakeStatus.done);
+        if (job?.state === "rejected") setStatus(row, IntakeStatus.rejected(job.rejectReason ?? "invalid request"));
     }
 
     for (const row of [...candidates].sort((a, b) => a.rowNumber - b.rowNumber)) {

@@ -233,6 +233,20 @@ export class JobStore {
     }
 
     /** Every job of one intake sheet in a state; for finished states this reads the partition. */
+    /**
+     * The row key of a job of one intake sheet that holds `productCode` (any state but rejected),
+     * found in the table itself: its intake row may be gone from the sheet. Reads only matching
+     * entities (the table filters), one query per code asked about.
+     */
+    async holderOfCode(pk: string, productCode: string): Promise<string | undefined> {
+        const filter = odata`PartitionKey eq ${pk} and kind eq ${"job"} and productCode eq ${productCode} and state ne ${"rejected"}`;
+        for await (const entity of this.table.listEntities<Record<string, unknown>>({ queryOptions: { filter, select: ["RowKey"] } })) {
+            this.entitiesRead += 1;
+            return String(entity.rowKey);
+        }
+        return undefined;
+    }
+
     async listByState(pk: string, state: JobState, limit = 1000): Promise<Listing<StoredJob>> {
         if (ACTIVE_STATES.includes(state)) {
             const active = await this.listActive(pk, { states: [state] });
