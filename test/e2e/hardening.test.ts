@@ -4,6 +4,19 @@ import { startE2E, useE2E } from "../helpers/e2e";
 describe("the app's endpoints under hostile input", { timeout: 60_000 }, () => {
     const stack = useE2E(startE2E);
 
+    it("prints no secret anywhere in the host's output: not the token, the storage key, nor a webhook's credentials, path or query", async () => {
+        const secrets = ["hookuser", "hookpass5678", "T0SECRET/B0SECRET/xyzSecretPathKey", "code=QuerySecret42"];
+        const e2e = await stack.start({
+            settings: { ALERT_WEBHOOK_URL: `https://hookuser:hookpass5678@hooks.example.com/services/T0SECRET/B0SECRET/xyzSecretPathKey?code=QuerySecret42` },
+        });
+        await e2e.fire("intakeSweep");
+        const accountKey = /AccountKey=([^;]+)/.exec(e2e.settings.AzureWebJobsStorage!)![1]!;
+        await new Promise((resolve) => setTimeout(resolve, 2_000));
+        const output = e2e.host.logs.join("\n");
+        expect(output).toContain("Sheetwright configuration:");
+        for (const secret of [e2e.settings.SMARTSHEET_ACCESS_TOKEN!, accountKey, ...secrets]) expect(output).not.toContain(secret);
+    });
+
     it("refuses an unpark body over 4 KB with 413 without reading it, by Content-Length or as it streams in", async () => {
         const e2e = await stack.start();
         const key = `${e2e.settings.INTAKE_SHEET_ID}-1`;
