@@ -1,6 +1,5 @@
 import * as df from "durable-functions";
 import type { OrchestrationContext, OrchestrationHandler, Task } from "durable-functions";
-import { IntakeStatus } from "../shared/intake/intakeStatus";
 import { formatJobKey, type Stage } from "../shared/jobs/JobRow";
 import {
     ActivityNames,
@@ -54,10 +53,7 @@ export function provisionProduct(policy: RetryPolicy): OrchestrationHandler {
         let job: JobView;
 
         function* copyStage(): Generator<Task, StageResult, unknown> {
-            let outcome = yield* call(ActivityNames.enterStage, {
-                stage: "copy",
-                status: IntakeStatus.copying(job.copied.length, job.templates.length),
-            });
+            let outcome = yield* call(ActivityNames.enterStage, { stage: "copy" });
             if (outcome.outcome !== "done") return outcome;
             outcome = yield* call(ActivityNames.ensureProductFolder);
             if (outcome.outcome !== "done") return outcome;
@@ -86,7 +82,7 @@ export function provisionProduct(policy: RetryPolicy): OrchestrationHandler {
         }
 
         function* renameStage(): Generator<Task, StageResult, unknown> {
-            let outcome = yield* call(ActivityNames.enterStage, { stage: "rename", status: IntakeStatus.renaming });
+            let outcome = yield* call(ActivityNames.enterStage, { stage: "rename" });
             if (outcome.outcome !== "done") return outcome;
             // Point the copies' cross-sheet references at each other instead of at the template.
             outcome = yield* call(ActivityNames.remapReferences);

@@ -98,7 +98,7 @@ describe("provisioning end to end: local Functions host, Azurite, Smartsheet sim
             expect(product.filingRows).toHaveLength(1);
             expect(intakeRow(state, finished.productCode)).toMatchObject({ Status: "Done", Folder: finished.folderLink });
             expect(finished.smartsheetCalls).toBeGreaterThan(0);
-            expect(finished.smartsheetCalls).toBeLessThanOrEqual(26);
+            expect(finished.smartsheetCalls).toBeLessThanOrEqual(23);
             const completed = await waitFor(async () => {
                 const found = await job(e2e, finished.jobKey);
                 return found?.orchestration?.runtimeStatus === "Completed" ? found : undefined;

@@ -1,5 +1,4 @@
 import type { JobKey } from "../../src/shared/jobs/JobRow";
-import { IntakeStatus } from "../../src/shared/intake/intakeStatus";
 import type { StepOutcome } from "../../src/shared/provisioning/contracts";
 import { copyTemplateSheet, ensureProductFolder, verifyCopies } from "../../src/shared/provisioning/copyStage";
 import { beginAttempt, completeJob, enterStage } from "../../src/shared/provisioning/lifecycle";
@@ -35,11 +34,11 @@ export async function runSteps(deps: ProvisioningDeps, key: JobKey, options: { t
     };
     const begun = await run(() => beginAttempt(deps, { ...step, attempt: stored.row.attempt }));
     if (begun.outcome !== "done") return outcomes;
-    await run(() => enterStage(deps, { ...step, stage: "copy", status: IntakeStatus.copying(0, begun.job.templates.length) }));
+    await run(() => enterStage(deps, { ...step, stage: "copy" }));
     await run(() => ensureProductFolder(deps, step));
     for (const template of begun.job.templates) await run(() => copyTemplateSheet(deps, { ...step, template }));
     await run(() => verifyCopies(deps, step));
-    await run(() => enterStage(deps, { ...step, stage: "rename", status: IntakeStatus.renaming }));
+    await run(() => enterStage(deps, { ...step, stage: "rename" }));
     await run(() => remapReferences(deps, step));
     await run(() => stampSummary(deps, step));
     await run(() => enterStage(deps, { ...step, stage: "register" }));

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { IntakeStatus } from "../../src/shared/intake/intakeStatus";
 import { sweepIntake } from "../../src/shared/intake/intakeSweep";
-import { beginAttempt, enterStage } from "../../src/shared/provisioning/lifecycle";
+import { beginAttempt, enterStage, parkJob, resumeJob } from "../../src/shared/provisioning/lifecycle";
+import { runSteps } from "../helpers/runSteps";
 import { formatJobKey } from "../../src/shared/jobs/JobRow";
 import { intakeRow } from "../helpers/inspectProduct";
 import { useProvisioningHarness, type Harness } from "../helpers/provisioningHarness";
@@ -111,6 +111,40 @@ describe("the intake row tells the truth", () => {
         expect(sheet.status(code)).toBe("Done");
     });
 
+    it("a first run goes from Queued to Done with no status write on the way", async () => {
+        const { deps, sim } = harness.current;
+        const sheet = intake(harness.current);
+        await sweepIntake(deps);
+        const [key] = deps.enqueued;
+        const intakeSheetId = String(sim.core.state().intakeSheetId);
+        sim.core.resetCalls();
+
+        await runSteps(deps, key!);
+
+        const intakeWrites = sim.core.calls().log.filter((call) => call.method !== "GET" && call.path.includes(`/sheets/${intakeSheetId}/`));
+        expect(intakeWrites).toHaveLength(1);
+        expect(sheet.status((await deps.jobs.require(key!)).row.productCode)).toBe("Done");
+    });
+
+    it("an unparked job's intake row says In progress instead of Stalled, once", async () => {
+        const { deps } = harness.current;
+        const sheet = intake(harness.current);
+        await sweepIntake(deps);
+        const [key] = deps.enqueued;
+        const instanceId = (await deps.jobs.require(key!)).row.instanceId!;
+        const code = (await deps.jobs.require(key!)).row.productCode;
+        await beginAttempt(deps, { jobKey: key!, instanceId, attempt: 1 });
+        await parkJob(deps, { jobKey: key!, instanceId, reason: "sharing removed from the template", stage: "copy" });
+        expect(sheet.status(code)).toBe("Stalled — sharing removed from the template");
+
+        await resumeJob(deps, { jobKey: key!, instanceId });
+        await sheet.type(code, "Status", "typed by a customer");
+        await resumeJob(deps, { jobKey: key!, instanceId });
+
+        expect((await deps.jobs.require(key!)).row).toMatchObject({ state: "running", intakeStatus: "In progress" });
+        expect(sheet.status(code)).toBe("typed by a customer");
+    });
+
     it("a late duplicate of an earlier stage's step moves the job back nowhere and writes no earlier status", async () => {
         const { deps } = harness.current;
         const sheet = intake(harness.current);
@@ -122,7 +156,7 @@ describe("the intake row tells the truth", () => {
         const code = (await deps.jobs.require(key!)).row.productCode;
         const before = sheet.status(code);
 
-        const late = await enterStage(deps, { jobKey: key!, instanceId, stage: "copy", status: IntakeStatus.copying(7, 7) });
+        const late = await enterStage(deps, { jobKey: key!, instanceId, stage: "copy" });
 
         expect(late.outcome).toBe("done");
         expect((await deps.jobs.require(key!)).row.stage).toBe("register");

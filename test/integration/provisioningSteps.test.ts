@@ -47,7 +47,7 @@ describe("intake sweep and provisioning steps, against the simulator and Azurite
         expect(deps.enqueued).toHaveLength(3);
     });
 
-    it("provisions a product completely within 26 Smartsheet calls", async () => {
+    it("provisions a product completely within 23 Smartsheet calls", async () => {
         const { deps, sim } = harness.current;
         await sweepIntake(deps);
         const key = deps.enqueued[0]!;
@@ -66,7 +66,7 @@ describe("intake sweep and provisioning steps, against the simulator and Azurite
         expect(product.filingRows).toHaveLength(1);
         expect(intakeRow(sim.core.state(), row.productCode)).toMatchObject({ Status: "Done", Folder: row.folderLink });
         expect(row.smartsheetCalls).toBe(sim.core.calls().total);
-        expect(row.smartsheetCalls).toBeLessThanOrEqual(26);
+        expect(row.smartsheetCalls).toBeLessThanOrEqual(23);
     });
 
     it("running every step twice writes nothing more to Smartsheet", async () => {

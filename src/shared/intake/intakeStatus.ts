@@ -20,9 +20,10 @@ function shorten(reason: string): string {
 /** What the customer reads in the intake row's `Status` cell. */
 export const IntakeStatus = {
     queued: "Queued",
-    copying: (done: number, total: number) => `In progress — copy ${done}/${total}`,
-    renaming: "In progress — rename",
+    /** Written only when an unparked job runs again, over its `Stalled` status; a job's first run goes from Queued to Done. */
+    inProgress: "In progress",
     done: "Done",
     stalled: (reason: string) => `Stalled — ${shorten(reason)}`,
+    isStalled: (status: string | undefined) => status?.startsWith("Stalled — ") ?? false,
     rejected: (reason: string) => `Rejected — ${shorten(reason)}`,
 } as const;

@@ -99,6 +99,8 @@ export const JobRow = z.object({
     /** Template sheet name → summary field title → the field's id in the product's copy. */
     summaryFieldIds: json(z.record(z.string(), z.record(z.string(), Id))).default({}),
     summaryStamped: z.boolean().default(false),
+    /** Copies whose `Product Code` field the remap stamped in the same request as their summary formulas. */
+    codeStampedOn: json(z.array(z.string())).default([]),
     registered: z.boolean().default(false),
     registerRowId: Id.optional(),
     /** The last status written to the intake row, so the same status is never written twice. */

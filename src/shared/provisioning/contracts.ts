@@ -40,7 +40,7 @@ export const CopyInput = StepInput.extend({ template: z.string().min(1) });
 export type CopyInput = z.infer<typeof CopyInput>;
 
 /** Moves the job to a stage and, when given, tells the customer on the intake row. */
-export const EnterStageInput = StepInput.extend({ stage: Stage, status: z.string().min(1).optional() });
+export const EnterStageInput = StepInput.extend({ stage: Stage });
 export type EnterStageInput = z.infer<typeof EnterStageInput>;
 
 export const ParkInput = StepInput.extend({ reason: z.string().min(1), stage: Stage });

@@ -35,15 +35,14 @@ export function beginAttempt(deps: ProvisioningDeps, input: BeginInput): Promise
     );
 }
 
+/**
+ * The job moves on to `stage`, forward only: a late duplicate of an earlier stage's step must
+ * not move it back. The intake row is not written: it says Queued until the job is Done, so a
+ * product's progress costs no Smartsheet calls (ops sees it in the jobs CLI and DfMon).
+ */
 export function enterStage(deps: ProvisioningDeps, input: EnterStageInput): Promise<StepOutcome> {
     return runStep(deps, input, "enterStage", async (context) => {
-        // Forward only: a late duplicate of an earlier stage's step must not move the job back.
-        const entered = await context.update((row) => (STAGE_ORDER.indexOf(row.stage ?? "copy") >= STAGE_ORDER.indexOf(input.stage) ? undefined : { ...row, stage: input.stage }));
-        if (entered.stage !== input.stage) return;
-        if (input.status) {
-            // A late duplicate of this step must not write its status over a later stage's.
-            await recordIntakeStatus(deps, context, input.status, { current: (row) => row.state === "running" && row.stage === input.stage });
-        }
+        await context.update((row) => (STAGE_ORDER.indexOf(row.stage ?? "copy") >= STAGE_ORDER.indexOf(input.stage) ? undefined : { ...row, stage: input.stage }));
     });
 }
 
@@ -107,16 +106,20 @@ export function resumeJob(deps: ProvisioningDeps, input: StepInput): Promise<Ste
         input,
         "resumeJob",
         async (context) => {
-            if (context.row.state === "running") return;
-            await context.update((row) => ({
-                ...row,
-                state: "running",
-                recoveries: 0,
-                parkReason: undefined,
-                parkedAt: undefined,
-                parkAlerted: false,
-            }));
-            deps.log.info(transitionLine(input.jobKey, "parked", "running", `unparked; the ${context.row.stage ?? "copy"} stage runs again`));
+            if (context.row.state !== "running") {
+                await context.update((row) => ({
+                    ...row,
+                    state: "running",
+                    recoveries: 0,
+                    parkReason: undefined,
+                    parkedAt: undefined,
+                    parkAlerted: false,
+                }));
+                deps.log.info(transitionLine(input.jobKey, "parked", "running", `unparked; the ${context.row.stage ?? "copy"} stage runs again`));
+            }
+            if (IntakeStatus.isStalled(context.row.intakeStatus)) {
+                await recordIntakeStatus(deps, context, IntakeStatus.inProgress, { current: (row) => row.state === "running" });
+            }
         },
         { from: ["parked", "running"] },
     );

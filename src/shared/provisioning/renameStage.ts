@@ -197,8 +197,20 @@ async function remapAndCheck(deps: ProvisioningDeps, context: StepContext, plan:
 
     for (const holder of plan.holders) {
         for (const reference of newReferences.get(holder.name)!) await createReference(deps, smartsheet, copyOf(row, holder.name), reference);
-        await rewriteFormulas(smartsheet, copyOf(row, holder.name), holder, plan.sheets.get(holder.name), plan.summaries.get(holder.name), rewriterOf(holder.name));
-        await context.update((latest) => ({ ...latest, remapped: [...new Set([...latest.remapped, holder.name])] }));
+        const { codeStamped } = await rewriteFormulas(
+            smartsheet,
+            copyOf(row, holder.name),
+            holder,
+            plan.sheets.get(holder.name),
+            plan.summaries.get(holder.name),
+            rewriterOf(holder.name),
+            row.productCode,
+        );
+        await context.update((latest) => ({
+            ...latest,
+            remapped: [...new Set([...latest.remapped, holder.name])],
+            codeStampedOn: codeStamped ? [...new Set([...latest.codeStampedOn, holder.name])] : latest.codeStampedOn,
+        }));
     }
     return [];
 }
@@ -256,7 +268,7 @@ function copyOf(row: JobRow, template: string): number {
     return copy.sheetId;
 }
 
-/** The `Product Code` summary field of every copy that has one gets the product's code. */
+/** The `Product Code` summary field of every copy that has one gets the product's code (unless the remap stamped it with its formulas). */
 export function stampSummary(deps: ProvisioningDeps, input: StepInput): Promise<StepOutcome> {
     return runStep(deps, input, "stampSummary", async (context: StepContext) => {
         const { row, smartsheet } = context;
@@ -267,6 +279,7 @@ export function stampSummary(deps: ProvisioningDeps, input: StepInput): Promise<
         for (const template of row.templates) {
             const copy = row.copies[template];
             if (!copy) throw new Error(`The copy of "${template}" is not recorded; the copy stage has to finish first.`);
+            if (row.codeStampedOn.includes(template)) continue;
             if (!withField.has(copy.templateSheetId) && !row.summaryFieldIds[template]?.[PRODUCT_CODE_FIELD]) continue;
             const fieldId =
                 row.summaryFieldIds[template]?.[PRODUCT_CODE_FIELD] ??
@@ -331,7 +344,8 @@ async function rewriteFormulas(
     sheet: Sheet | undefined,
     summary: SummaryField[] | undefined,
     rewrite: (formula: string) => string,
-): Promise<void> {
+    productCode: string,
+): Promise<{ codeStamped: boolean }> {
     if (sheet && holder.cellFormulas.length > 0) {
         const rows = new Map<number, RowUpdate>();
         for (const cell of holder.cellFormulas) {
@@ -360,6 +374,13 @@ async function rewriteFormulas(
             const formula = rewrite(summaryFormula.formula);
             if (field && field.formula !== formula) updates.push({ id: field.id, formula });
         }
-        if (updates.length > 0) await smartsheet.updateSummaryFields(sheetId, updates);
+        if (updates.length > 0) {
+            // One request per summary: the product code goes with the formulas instead of in a call of its own.
+            const codeField = summary.find((field) => field.title === PRODUCT_CODE_FIELD && !field.formula);
+            if (codeField) updates.push({ id: codeField.id, objectValue: productCode });
+            await smartsheet.updateSummaryFields(sheetId, updates);
+            return { codeStamped: codeField !== undefined };
+        }
     }
+    return { codeStamped: false };
 }
