@@ -1,8 +1,9 @@
 import * as df from "durable-functions";
 import type { OrchestrationContext, OrchestrationHandler, Task } from "durable-functions";
 import { formatJobKey, type Stage } from "../shared/jobs/JobRow";
+import type { StepInput } from "../shared/provisioning/contracts";
+import type { StepInputOf, StepName } from "../shared/provisioning/steps";
 import {
-    ActivityNames,
     ProvisionInput,
     StepOutcome,
     UNPARK_EVENT,
@@ -19,6 +20,10 @@ export interface RetryPolicy {
 }
 
 type StageResult = StepOutcome;
+
+/** What a step needs beyond the job's key and this instance's id, which every call carries. */
+type ExtraInput<N extends StepName> = Omit<StepInputOf<N>, keyof StepInput>;
+type ExtraArgs<N extends StepName> = keyof ExtraInput<N> extends never ? [] : [ExtraInput<N>];
 
 const NEXT_STAGE: Record<Stage, Stage | undefined> = { copy: "rename", rename: "register", register: undefined };
 
@@ -46,16 +51,18 @@ export function provisionProduct(policy: RetryPolicy): OrchestrationHandler {
         const log = (message: string) => {
             if (!context.df.isReplaying) context.log(`job ${jobKey}: ${message}`);
         };
-        function* call(activity: string, extra: object = {}): Generator<Task, StepOutcome, unknown> {
-            return StepOutcome.parse(yield context.df.callActivityWithRetry(activity, retry, { ...step, ...extra }));
+        const schedule = <N extends StepName>(name: N, ...[extra]: ExtraArgs<N>): Task =>
+            context.df.callActivityWithRetry(name, retry, { ...step, ...extra });
+        function* call<N extends StepName>(name: N, ...extra: ExtraArgs<N>): Generator<Task, StepOutcome, unknown> {
+            return StepOutcome.parse(yield schedule(name, ...extra));
         }
 
         let job: JobView;
 
         function* copyStage(): Generator<Task, StageResult, unknown> {
-            let outcome = yield* call(ActivityNames.enterStage, { stage: "copy" });
+            let outcome = yield* call("enterStage", { stage: "copy" });
             if (outcome.outcome !== "done") return outcome;
-            outcome = yield* call(ActivityNames.ensureProductFolder);
+            outcome = yield* call("ensureProductFolder");
             if (outcome.outcome !== "done") return outcome;
             job = outcome.job;
 
@@ -64,14 +71,14 @@ export function provisionProduct(policy: RetryPolicy): OrchestrationHandler {
                 // scheduled: the SDK schedules them again, durable-js #574.)
                 const copies = job.templates
                     .filter((template) => !job.copied.includes(template))
-                    .map((template) => context.df.callActivityWithRetry(ActivityNames.copyTemplateSheet, retry, { ...step, template }));
+                    .map((template) => schedule("copyTemplateSheet", { template }));
                 if (copies.length > 0) {
                     const outcomes = ((yield context.df.Task.all(copies)) as unknown[]).map((outcome) => StepOutcome.parse(outcome));
                     const stopped = outcomes.find((outcome) => outcome.outcome !== "done");
                     if (stopped) return stopped;
                 }
                 // The folder must hold exactly the expected names: duplicates go, gaps come back.
-                const verified = yield* call(ActivityNames.verifyCopies);
+                const verified = yield* call("verifyCopies");
                 if (verified.outcome !== "done") return verified;
                 job = verified.job;
                 show({ sheetsDone: job.copied.length });
@@ -82,30 +89,30 @@ export function provisionProduct(policy: RetryPolicy): OrchestrationHandler {
         }
 
         function* renameStage(): Generator<Task, StageResult, unknown> {
-            let outcome = yield* call(ActivityNames.enterStage, { stage: "rename" });
+            let outcome = yield* call("enterStage", { stage: "rename" });
             if (outcome.outcome !== "done") return outcome;
             // Point the copies' cross-sheet references at each other instead of at the template.
-            outcome = yield* call(ActivityNames.remapReferences);
+            outcome = yield* call("remapReferences");
             if (outcome.outcome !== "done") return outcome;
-            return yield* call(ActivityNames.stampSummary);
+            return yield* call("stampSummary");
         }
 
         function* registerStage(): Generator<Task, StageResult, unknown> {
-            const outcome = yield* call(ActivityNames.enterStage, { stage: "register" });
+            const outcome = yield* call("enterStage", { stage: "register" });
             if (outcome.outcome !== "done") return outcome;
             // Wire the Document Register into the filing index.
-            const registered = yield* call(ActivityNames.registerDocumentRegister);
+            const registered = yield* call("registerDocumentRegister");
             if (registered.outcome !== "done") return registered;
             // A write that went unanswered may still land: audit the product once that can no longer happen.
             for (;;) {
-                const audited = yield* call(ActivityNames.auditProduct);
+                const audited = yield* call("auditProduct");
                 if (audited.outcome !== "done") return audited;
                 if (!audited.waitUntil) break;
                 log(`waiting until ${audited.waitUntil} for late writes before the final audit`);
                 yield context.df.createTimer(new Date(audited.waitUntil));
             }
             // Then tell the customer.
-            return yield* call(ActivityNames.completeJob);
+            return yield* call("completeJob");
         }
 
         const stages: Record<Stage, () => Generator<Task, StageResult, unknown>> = {
@@ -123,7 +130,7 @@ export function provisionProduct(policy: RetryPolicy): OrchestrationHandler {
             }
         }
 
-        const begun = yield* call(ActivityNames.beginAttempt, { attempt: input.attempt });
+        const begun = yield* call("beginAttempt", { attempt: input.attempt });
         if (begun.outcome !== "done") {
             show({ state: "superseded" });
             log(`not started: ${begun.outcome === "superseded" ? begun.reason : "refused"}`);
@@ -140,7 +147,7 @@ export function provisionProduct(policy: RetryPolicy): OrchestrationHandler {
             if (parking) {
                 show({ state: "parked", parkReason: parking.reason });
                 yield* waitForUnpark(parking.parkedAt);
-                const resumed = yield* call(ActivityNames.resumeJob);
+                const resumed = yield* call("resumeJob");
                 if (resumed.outcome === "superseded") return { jobKey, result: "superseded" };
                 log(`unparked; running the ${stage} stage again`);
                 parking = undefined;
@@ -154,7 +161,7 @@ export function provisionProduct(policy: RetryPolicy): OrchestrationHandler {
             }
             if (result.outcome === "permanent") {
                 // A person has to act: park, then run the same stage again once unparked.
-                const parked = yield* call(ActivityNames.parkJob, { reason: result.reason, stage });
+                const parked = yield* call("parkJob", { reason: result.reason, stage });
                 if (parked.outcome === "superseded") return { jobKey, result: "superseded" };
                 parking = { reason: result.reason, parkedAt: parked.outcome === "done" ? parked.job.parkedAt : undefined };
                 continue;

@@ -1,22 +1,6 @@
 import { z } from "zod";
 import { JobKeyParts, JobState, Stage } from "../jobs/JobRow";
 
-/** Activity names: registered under these, called by the orchestration with these. */
-export const ActivityNames = {
-    beginAttempt: "beginAttempt",
-    ensureProductFolder: "ensureProductFolder",
-    copyTemplateSheet: "copyTemplateSheet",
-    verifyCopies: "verifyCopies",
-    remapReferences: "remapReferences",
-    stampSummary: "stampSummary",
-    registerDocumentRegister: "registerDocumentRegister",
-    auditProduct: "auditProduct",
-    enterStage: "enterStage",
-    completeJob: "completeJob",
-    parkJob: "parkJob",
-    resumeJob: "resumeJob",
-} as const;
-
 export const OrchestrationNames = { provisionProduct: "provisionProduct" } as const;
 
 /** The external event a person raises (through the unpark endpoint) to resume a parked job. */
@@ -39,7 +23,7 @@ export type StepInput = z.infer<typeof StepInput>;
 export const CopyInput = StepInput.extend({ template: z.string().min(1) });
 export type CopyInput = z.infer<typeof CopyInput>;
 
-/** Moves the job to a stage and, when given, tells the customer on the intake row. */
+/** Moves the job on to a stage (forward only). */
 export const EnterStageInput = StepInput.extend({ stage: Stage });
 export type EnterStageInput = z.infer<typeof EnterStageInput>;
 

@@ -1,0 +1,252 @@
+import type { OrchestrationContext } from "durable-functions";
+import { describe, expect, it } from "vitest";
+import { provisionProduct } from "../../src/orchestrators/provisionProduct";
+import type { JobView, ProvisionStatus, StepOutcome } from "../../src/shared/provisioning/contracts";
+
+/**
+ * The orchestrator driven without a host: a fake context hands out plain task records, and a
+ * script answers them as the activities, the unpark event and the timers would.
+ */
+type Scheduled =
+    | { kind: "activity"; name: string; input: Record<string, unknown> }
+    | { kind: "all"; tasks: Scheduled[] }
+    | { kind: "event"; name: string }
+    | { kind: "timer"; at: string };
+
+interface Script {
+    /** The outcome of the n-th call (1-based) of a step; default: done with the job as it stands. */
+    steps?: Record<string, (input: Record<string, unknown>, call: number) => StepOutcome | undefined>;
+    /** Unpark events in the order people raise them. */
+    events?: unknown[];
+    job?: Partial<JobView>;
+}
+
+const TEMPLATES = ["Approvals", "Change Log", "Specifications"];
+
+function view(patch: Partial<JobView> = {}): JobView {
+    return { state: "running", stage: "copy", productCode: "IND-1042", templates: TEMPLATES, copied: [], recoveries: 0, ...patch };
+}
+
+function run(script: Script = {}) {
+    const job = view(script.job);
+    const calls = new Map<string, number>();
+    const trace: string[] = [];
+    const statuses: ProvisionStatus[] = [];
+    const timers: string[] = [];
+    const events = [...(script.events ?? [])];
+    const answer = (task: Scheduled): unknown => {
+        switch (task.kind) {
+            case "activity": {
+                const call = (calls.get(task.name) ?? 0) + 1;
+                calls.set(task.name, call);
+                trace.push(task.name === "copyTemplateSheet" ? `copy ${String(task.input.template)}` : task.name);
+                expect(task.input).toMatchObject({ jobKey: { pk: "111", rk: "222" }, instanceId: "provision-111-222-a1" });
+                const scripted = script.steps?.[task.name]?.(task.input, call);
+                if (scripted) return scripted;
+                if (task.name === "copyTemplateSheet") job.copied = [...new Set([...job.copied, String(task.input.template)])];
+                return { outcome: "done", job: { ...job } };
+            }
+            case "all":
+                return task.tasks.map(answer);
+            case "event": {
+                trace.push(`wait for ${task.name}`);
+                if (events.length === 0) throw new Error("the orchestration waits for an unpark nobody raises");
+                return events.shift();
+            }
+            case "timer":
+                trace.push(`timer until ${task.at}`);
+                timers.push(task.at);
+                return undefined;
+        }
+    };
+    const context = {
+        log: () => undefined,
+        df: {
+            instanceId: "provision-111-222-a1",
+            isReplaying: false,
+            getInput: () => ({ jobKey: { pk: "111", rk: "222" }, attempt: 1 }),
+            setCustomStatus: (status: ProvisionStatus) => statuses.push(status),
+            callActivityWithRetry: (name: string, _retry: unknown, input: Record<string, unknown>): Scheduled => ({ kind: "activity", name, input }),
+            Task: { all: (tasks: Scheduled[]): Scheduled => ({ kind: "all", tasks }) },
+            waitForExternalEvent: (name: string): Scheduled => ({ kind: "event", name }),
+            createTimer: (at: Date): Scheduled => ({ kind: "timer", at: at.toISOString() }),
+        },
+    } as unknown as OrchestrationContext;
+
+    const orchestration = provisionProduct({ firstRetryMs: 1000, maxAttempts: 3, maxRetryMs: 5000 })(context) as Generator<Scheduled, unknown, unknown>;
+    let next = orchestration.next();
+    for (let turns = 0; !next.done; turns++) {
+        if (turns > 200) throw new Error("the orchestration does not end");
+        next = orchestration.next(answer(next.value));
+    }
+    return { output: next.value, trace, statuses, timers, last: statuses.at(-1) };
+}
+
+const done = (patch: Partial<JobView> = {}): StepOutcome => ({ outcome: "done", job: view(patch) });
+const permanent = (reason: string): StepOutcome => ({ outcome: "permanent", reason });
+const superseded: StepOutcome = { outcome: "superseded", reason: "attempt 2 owns the job" };
+const HAPPY_PATH = [
+    "beginAttempt",
+    "enterStage",
+    "ensureProductFolder",
+    ...TEMPLATES.map((template) => `copy ${template}`),
+    "verifyCopies",
+    "enterStage",
+    "remapReferences",
+    "stampSummary",
+    "enterStage",
+    "registerDocumentRegister",
+    "auditProduct",
+    "completeJob",
+];
+
+describe("the provisionProduct orchestration, driven without a host", () => {
+    it("runs copy, rename and register in order, copying every template at once, and ends done", () => {
+        const { output, trace, last } = run();
+        expect(trace).toEqual(HAPPY_PATH);
+        expect(output).toEqual({ jobKey: "111-222", result: "done" });
+        expect(last).toMatchObject({ state: "done", stage: "register", sheetsDone: 3, sheetsTotal: 3 });
+    });
+
+    it("schedules the copies of one round together, so they fan out", () => {
+        const rounds: number[] = [];
+        let pending = 0;
+        const { trace } = run({
+            steps: {
+                copyTemplateSheet: () => {
+                    pending += 1;
+                    return undefined;
+                },
+                verifyCopies: () => {
+                    rounds.push(pending);
+                    pending = 0;
+                    return undefined;
+                },
+            },
+        });
+        expect(rounds).toEqual([3]);
+        expect(trace.filter((line) => line.startsWith("copy "))).toHaveLength(3);
+    });
+
+    it("copies again only what verification reports missing, round after round", () => {
+        const { trace, output } = run({
+            steps: {
+                verifyCopies: (_input, call) =>
+                    call === 1 ? { outcome: "done", job: view({ copied: ["Approvals", "Specifications"] }), missing: ["Change Log"] } : undefined,
+            },
+        });
+        const copyStage = trace.slice(trace.indexOf("ensureProductFolder") + 1, trace.indexOf("remapReferences") - 1);
+        expect(copyStage).toEqual(["copy Approvals", "copy Change Log", "copy Specifications", "verifyCopies", "copy Change Log", "verifyCopies"]);
+        expect(output).toMatchObject({ result: "done" });
+    });
+
+    it("parks after three rounds in which copies keep disappearing", () => {
+        const parks: unknown[] = [];
+        const { trace } = run({
+            steps: {
+                verifyCopies: () => ({ outcome: "done", job: view({ copied: [] }), missing: ["Approvals"] }),
+                parkJob: (input) => {
+                    parks.push(input);
+                    return superseded;
+                },
+            },
+        });
+        expect(trace.filter((line) => line === "verifyCopies")).toHaveLength(3);
+        expect(parks).toEqual([expect.objectContaining({ stage: "copy", reason: expect.stringContaining("Copies keep disappearing") })]);
+    });
+
+    it("waits on a durable timer until late writes can no longer land, then audits again before the job is done", () => {
+        const waitUntil = "2026-12-01T12:05:30.000Z";
+        const { trace, timers } = run({ steps: { auditProduct: (_input, call) => (call === 1 ? { outcome: "done", job: view(), waitUntil } : undefined) } });
+        expect(timers).toEqual([waitUntil]);
+        expect(trace.slice(-4)).toEqual(["auditProduct", `timer until ${waitUntil}`, "auditProduct", "completeJob"]);
+    });
+
+    it("stops quietly when a recovery has taken the job over, at the start or in the middle of a stage", () => {
+        const atStart = run({ steps: { beginAttempt: () => superseded } });
+        expect(atStart.trace).toEqual(["beginAttempt"]);
+        expect(atStart.output).toEqual({ jobKey: "111-222", result: "superseded" });
+        expect(atStart.last?.state).toBe("superseded");
+
+        const midway = run({ steps: { remapReferences: () => superseded } });
+        expect(midway.trace.at(-1)).toBe("remapReferences");
+        expect(midway.output).toEqual({ jobKey: "111-222", result: "superseded" });
+    });
+
+    it("parks on a permanent failure, ignores an unpark for an earlier parking, and runs the same stage again once unparked", () => {
+        const parkedAt = "2026-12-01T12:00:00.000Z";
+        const { trace, output, statuses } = run({
+            steps: {
+                registerDocumentRegister: (_input, call) => (call === 1 ? permanent("The Filing Index sheet has no \"Folder Id\" column; add it back.") : undefined),
+                parkJob: () => done({ state: "parked", stage: "register", parkedAt }),
+            },
+            events: [{ parkedAt: "2026-11-30T09:00:00.000Z", by: "someone late" }, { parkedAt, by: "dana" }],
+        });
+        const afterPark = trace.slice(trace.indexOf("parkJob"));
+        expect(afterPark).toEqual([
+            "parkJob",
+            "wait for unpark",
+            "wait for unpark",
+            "resumeJob",
+            "enterStage",
+            "registerDocumentRegister",
+            "auditProduct",
+            "completeJob",
+        ]);
+        expect(trace.filter((line) => line === "remapReferences")).toHaveLength(1);
+        expect(statuses).toContainEqual(expect.objectContaining({ state: "parked", parkReason: expect.stringContaining("Folder Id") }));
+        expect(output).toMatchObject({ result: "done" });
+    });
+
+    it("passes the parked stage and reason to parkJob", () => {
+        const parks: unknown[] = [];
+        run({
+            steps: {
+                copyTemplateSheet: (input) => (input.template === "Change Log" ? permanent("403/1004 on the template") : undefined),
+                parkJob: (input) => {
+                    parks.push(input);
+                    return superseded;
+                },
+            },
+        });
+        expect(parks).toEqual([expect.objectContaining({ stage: "copy", reason: "403/1004 on the template" })]);
+    });
+
+    it("a job the reaper parked waits for unpark before running its stage", () => {
+        const { trace, output } = run({
+            job: { state: "parked", stage: "rename", parkReason: "No progress after 3 recoveries", parkedAt: "2026-12-01T11:00:00.000Z", copied: TEMPLATES },
+            events: [{ parkedAt: "2026-12-01T11:00:00.000Z" }],
+        });
+        expect(trace.slice(0, 5)).toEqual(["beginAttempt", "wait for unpark", "resumeJob", "enterStage", "remapReferences"]);
+        expect(trace).not.toContain("ensureProductFolder");
+        expect(output).toMatchObject({ result: "done" });
+    });
+
+    it("ends when parking or resuming finds the job taken over", () => {
+        const parking = run({ steps: { verifyCopies: () => permanent("gone"), parkJob: () => superseded } });
+        expect(parking.output).toEqual({ jobKey: "111-222", result: "superseded" });
+
+        const resuming = run({
+            job: { state: "parked", parkedAt: "2026-12-01T11:00:00.000Z" },
+            events: [{}],
+            steps: { resumeJob: () => superseded },
+        });
+        expect(resuming.trace).toEqual(["beginAttempt", "wait for unpark", "resumeJob"]);
+        expect(resuming.output).toEqual({ jobKey: "111-222", result: "superseded" });
+    });
+
+    it("a malformed unpark event counts as one for the current parking", () => {
+        const { trace, output } = run({
+            job: { state: "parked", parkedAt: "2026-12-01T11:00:00.000Z" },
+            events: ["not an object"],
+        });
+        expect(trace.slice(0, 3)).toEqual(["beginAttempt", "wait for unpark", "resumeJob"]);
+        expect(output).toMatchObject({ result: "done" });
+    });
+
+    it("refuses input that is not a job key", () => {
+        const context = { df: { getInput: () => ({ jobKey: "111-222" }), instanceId: "x" } } as unknown as OrchestrationContext;
+        const orchestration = provisionProduct({ firstRetryMs: 1000, maxAttempts: 3, maxRetryMs: 5000 })(context) as Generator;
+        expect(() => orchestration.next()).toThrow();
+    });
+});
