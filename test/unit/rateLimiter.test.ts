@@ -6,6 +6,7 @@ import {
     type Clock,
     type RequestBudget,
 } from "../../src/shared/smartsheet/RateLimiter";
+import { SLICES_SHARING_THE_LIMIT, sliceBudget } from "../../src/shared/smartsheet/SharedTokenBudget";
 
 /** A clock whose sleeps advance time instantly and are recorded. */
 function fakeClock(): Clock & { slept: number[] } {
@@ -169,5 +170,28 @@ describe("RateLimiter with a budget shared across instances", () => {
         const budget = scriptedBudget([]);
         new RateLimiter(300, 60_000, clock, budget).pauseFor(2_000);
         expect(budget.pauses).toEqual([2_000]);
+    });
+});
+
+describe("sliceBudget", () => {
+    it("adds up to exactly the limit over any 22 consecutive slices: all one window can touch with clocks half a slice apart", () => {
+        for (const limit of [1, 7, 300, 3000]) {
+            for (const first of [0, 5, 591_234_567]) {
+                let sum = 0;
+                for (let slice = first; slice < first + SLICES_SHARING_THE_LIMIT; slice++) sum += sliceBudget(slice, limit);
+                expect(sum).toBe(limit);
+            }
+        }
+    });
+
+    it("gives a fallback share of about limit ÷ instances a window, never more than its ceiling", () => {
+        for (const [limit, instances] of [[300, 4], [300, 7], [5, 4]] as const) {
+            for (const first of [0, 13, 591_234_567]) {
+                let sum = 0;
+                for (let slice = first; slice < first + SLICES_SHARING_THE_LIMIT; slice++) sum += sliceBudget(slice, limit, instances);
+                expect(sum).toBeGreaterThanOrEqual(Math.floor(limit / instances));
+                expect(sum).toBeLessThanOrEqual(Math.ceil(limit / instances));
+            }
+        }
     });
 });
