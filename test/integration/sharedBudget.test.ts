@@ -218,6 +218,23 @@ describe("one Smartsheet budget per token, shared by every instance through the 
         expect(JSON.stringify(one.lines)).not.toContain(token);
     });
 
+    it("falls back, too, when storage hangs: a budget call gives up after 2 s instead of holding every request", async () => {
+        const clock = virtualClock();
+        const hang = <T>(signal: AbortSignal) => new Promise<T>((_, reject) => signal.addEventListener("abort", () => reject(signal.reason)));
+        const hanging: BudgetRows = {
+            read: (_, signal) => hang(signal),
+            create: (_, __, signal) => hang(signal),
+            replace: (_, __, ___, signal) => hang(signal),
+        };
+        const one = instance(clock, `token-${uniqueName("hang")}`, { rows: hanging });
+        for (let request = 0; request < 3; request++) await one.limiter.acquire();
+
+        expect(one.budget.stats()).toMatchObject({ used: 3, usedOnFallback: 3, storageTransactions: 1 });
+        expect(one.lines).toEqual([
+            { level: "warn", message: expect.stringMatching(/storage did not answer \(TimeoutError: .*\); this instance paces itself alone/) },
+        ]);
+    });
+
     it("goes back to the shared budget once storage answers again", async () => {
         const clock = virtualClock();
         const token = `token-${uniqueName("back")}`;

@@ -11,6 +11,8 @@ export const SLICES_PER_WINDOW = 20;
 export const SLICES_SHARING_THE_LIMIT = SLICES_PER_WINDOW + 2;
 /** The longest one storage call of the budget may take before the instance falls back. */
 const STORAGE_TIMEOUT_MS = 2_000;
+/** Storage answers within this when it is well: a call cut short by a request's deadline after this long says it is not. */
+const STORAGE_SLOW_MS = 500;
 /** ETag conflicts in a row before an instance steps back for a moment. */
 const LEASE_ATTEMPTS = 8;
 /** A row this many slices ahead of our clock is skew we wait out; further ahead, a clock gone wrong. */
@@ -204,7 +206,8 @@ export class SharedTokenBudget implements RequestBudget {
             // Many instances at once on the row: step back a moment (random, so they spread out).
             return { granted: false, retryAt: now + 1 + Math.floor(Math.random() * (this.sliceMs / 10)) };
         } catch (error) {
-            if (signal.aborted && timeoutMs < STORAGE_TIMEOUT_MS) return { granted: false, retryAt: deadline + 1 };
+            const cutShortByDeadline = signal.aborted && timeoutMs < STORAGE_TIMEOUT_MS;
+            if (cutShortByDeadline && timeoutMs < STORAGE_SLOW_MS) return { granted: false, retryAt: deadline + 1 };
             this.fallBack(error, now);
             return "ask again";
         }
