@@ -25,8 +25,8 @@ export type BudgetAnswer = { granted: true } | { granted: false; retryAt: number
  */
 export interface RequestBudget {
     /**
-     * Takes one request from the budget, or refuses it with a `retryAt` later than now. `waiting` is
-     * how many callers this process has queued; no storage call outlasts `deadline`. Never rejects.
+     * Takes one request from the budget, or refuses it with the clock time to ask again at. `waiting`
+     * is how many callers this process has queued; no storage call outlasts `deadline`. Never rejects.
      */
     take(waiting: number, deadline: number): Promise<BudgetAnswer>;
     /** Smartsheet said 429 here: ask every instance to hold back until `until` (clock time). Never rejects. */
