@@ -11,7 +11,10 @@ import { orchestrationsOver } from "./orchestration/Orchestrations";
 import { BlueprintStore } from "./provisioning/BlueprintStore";
 import type { Logger, ProvisioningDeps } from "./provisioning/ProvisioningDeps";
 import type { RecoveryDeps } from "./recovery/reconcile";
+import { BudgetTable } from "./smartsheet/BudgetTable";
+import { RateLimiter, systemClock } from "./smartsheet/RateLimiter";
 import { SdkSmartsheet } from "./smartsheet/SdkSmartsheet";
+import { SharedTokenBudget } from "./smartsheet/SharedTokenBudget";
 import { queueClientFor, storageAccessOf, tableClientFor } from "./storage";
 import { logLine } from "./text/logText";
 import type { TableClient } from "@azure/data-tables";
@@ -44,10 +47,19 @@ function build(config: Config): Shared {
     const queue = queueClientFor(storage, config.PROVISION_QUEUE);
     const poisonQueue = queueClientFor(storage, `${config.PROVISION_QUEUE}-poison`);
     const reconcileQueue = queueClientFor(storage, reconcileQueueName(config));
+    const budget = new SharedTokenBudget({
+        accessToken: config.SMARTSHEET_ACCESS_TOKEN,
+        limit: config.SMARTSHEET_REQUESTS_PER_MINUTE,
+        leaseSize: config.SMARTSHEET_BUDGET_LEASE_SIZE,
+        fallbackInstances: config.SMARTSHEET_BUDGET_FALLBACK_INSTANCES,
+        // The budget retries on its own terms (ETag conflicts) and falls back rather than wait on storage.
+        rows: new BudgetTable(tableClientFor(storage, config.JOBS_TABLE, { retryOptions: { maxRetries: 0 } })),
+        log: logFromApp,
+    });
     const smartsheet = new SdkSmartsheet({
         accessToken: config.SMARTSHEET_ACCESS_TOKEN,
         baseUrl: config.SMARTSHEET_BASE_URL,
-        requestsPerMinute: config.SMARTSHEET_REQUESTS_PER_MINUTE,
+        limiter: new RateLimiter(config.SMARTSHEET_REQUESTS_PER_MINUTE, 60_000, systemClock, budget),
         callTimeoutMs: config.SMARTSHEET_CALL_TIMEOUT_SECONDS * 1000,
         rateLimitBackoff: { baseMs: 2_000, maxMs: 60_000, maxTotalMs: config.SMARTSHEET_RATE_LIMIT_RETRY_SECONDS * 1000 },
     });

@@ -1,4 +1,4 @@
-import { TableClient } from "@azure/data-tables";
+import { TableClient, type TableServiceClientOptions } from "@azure/data-tables";
 import { DefaultAzureCredential, ManagedIdentityCredential, type TokenCredential } from "@azure/identity";
 import { QueueClient } from "@azure/storage-queue";
 import type { Config } from "./config";
@@ -17,9 +17,9 @@ function usesPlainHttp(connectionString: string): boolean {
     return /DefaultEndpointsProtocol=http(;|$)/i.test(connectionString) || /Endpoint=http:\/\//i.test(connectionString);
 }
 
-export function createTableClient(connectionString: string, tableName: string): TableClient {
+export function createTableClient(connectionString: string, tableName: string, options: TableServiceClientOptions = {}): TableClient {
     const expanded = expandConnectionString(connectionString);
-    return TableClient.fromConnectionString(expanded, tableName, { allowInsecureConnection: usesPlainHttp(expanded) });
+    return TableClient.fromConnectionString(expanded, tableName, { ...options, allowInsecureConnection: usesPlainHttp(expanded) });
 }
 
 export function createQueueClient(connectionString: string, queueName: string): QueueClient {
@@ -51,10 +51,11 @@ export function storageAccessOf(config: Config): StorageAccess {
     return { kind: "identity", tableServiceUri: tableServiceUri.replace(/\/+$/, ""), queueServiceUri: queueServiceUri.replace(/\/+$/, ""), credential };
 }
 
-export function tableClientFor(access: StorageAccess, tableName: string): TableClient {
+/** `options` tunes the client, e.g. `retryOptions` for a caller that handles its own retries. */
+export function tableClientFor(access: StorageAccess, tableName: string, options: TableServiceClientOptions = {}): TableClient {
     return access.kind === "connectionString"
-        ? createTableClient(access.connectionString, tableName)
-        : new TableClient(access.tableServiceUri, tableName, access.credential);
+        ? createTableClient(access.connectionString, tableName, options)
+        : new TableClient(access.tableServiceUri, tableName, access.credential, options);
 }
 
 export function queueClientFor(access: StorageAccess, queueName: string): QueueClient {

@@ -125,6 +125,26 @@ describe("loadConfig", () => {
         expect(shown).toContain('"INTAKE_SHEET_ID":4583173393803140');
     });
 
+    it("takes the shared budget's lease size and fallback instance count, and says what a bad one means", () => {
+        expect(loadConfig(valid)).toMatchObject({ SMARTSHEET_BUDGET_LEASE_SIZE: 5, SMARTSHEET_BUDGET_FALLBACK_INSTANCES: 4 });
+        const error = problemsOf({ ...valid, SMARTSHEET_BUDGET_LEASE_SIZE: "0", SMARTSHEET_BUDGET_FALLBACK_INSTANCES: "two" });
+        expect(error.problems).toEqual([
+            expect.stringMatching(/^SMARTSHEET_BUDGET_LEASE_SIZE: expected a whole number from 1 to 1000 \(most requests an instance takes from the shared budget/),
+            expect.stringMatching(/^SMARTSHEET_BUDGET_FALLBACK_INSTANCES: expected a whole number from 1 to 1000 \(instances assumed to share the token while the storage account cannot be reached/),
+        ]);
+    });
+
+    it("shows the budget settings in the start-up line, and never the token", () => {
+        const shown = JSON.stringify(
+            describeConfig(loadConfig({ ...valid, SMARTSHEET_BUDGET_LEASE_SIZE: "8", SMARTSHEET_BUDGET_FALLBACK_INSTANCES: "6" })),
+        );
+        expect(shown).toContain('"SMARTSHEET_REQUESTS_PER_MINUTE":300');
+        expect(shown).toContain('"SMARTSHEET_BUDGET_LEASE_SIZE":8');
+        expect(shown).toContain('"SMARTSHEET_BUDGET_FALLBACK_INSTANCES":6');
+        expect(shown).toContain('"SMARTSHEET_ACCESS_TOKEN":"(set)"');
+        expect(shown).not.toContain(TOKEN);
+    });
+
     it("refuses a Smartsheet base URL or webhook over plain http except on this machine (the token would travel in clear)", () => {
         expect(problemsOf({ ...valid, SMARTSHEET_BASE_URL: "http://api.smartsheet.com/2.0/" }).problems).toEqual([
             expect.stringMatching(/^SMARTSHEET_BASE_URL: expected an https URL \(plain http only on 127.0.0.1, \[::1\] or localhost\)/),

@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { RateLimiter, RateLimitWaitTooLongError, type Clock } from "../../src/shared/smartsheet/RateLimiter";
+import {
+    RateLimiter,
+    RateLimitWaitTooLongError,
+    type BudgetAnswer,
+    type Clock,
+    type RequestBudget,
+} from "../../src/shared/smartsheet/RateLimiter";
+import { SLICES_SHARING_THE_LIMIT, sliceBudget } from "../../src/shared/smartsheet/SharedTokenBudget";
 
 /** A clock whose sleeps advance time instantly and are recorded. */
 function fakeClock(): Clock & { slept: number[] } {
@@ -90,5 +97,101 @@ describe("RateLimiter", () => {
         await clock.sleep(5_000);
         const late = limiter.acquire(clock.now() - 1);
         await expect(late).rejects.toBeInstanceOf(RateLimitWaitTooLongError);
+    });
+});
+
+/** A shared budget that answers from a script, and records what it was asked. */
+function scriptedBudget(answers: BudgetAnswer[]): RequestBudget & { asked: number[]; pauses: number[] } {
+    const asked: number[] = [];
+    const pauses: number[] = [];
+    return {
+        asked,
+        pauses,
+        take: async (waiting) => {
+            asked.push(waiting);
+            return answers.shift() ?? { granted: true };
+        },
+        sharePause: async (until) => void pauses.push(until),
+    };
+}
+
+describe("RateLimiter with a budget shared across instances", () => {
+    it("sends only what the shared budget grants, sleeping until it says to ask again", async () => {
+        const clock = fakeClock();
+        const budget = scriptedBudget([{ granted: true }, { granted: false, retryAt: 3_000 }, { granted: true }]);
+        const limiter = new RateLimiter(300, 60_000, clock, budget);
+        await limiter.acquire();
+        await limiter.acquire();
+        expect(clock.slept).toEqual([3_000]);
+        expect(budget.asked).toEqual([1, 1, 1]);
+    });
+
+    it("asks the budget only once its own pacing lets a request go", async () => {
+        const clock = fakeClock();
+        const budget = scriptedBudget([]);
+        const limiter = new RateLimiter(1, 1_000, clock, budget);
+        await limiter.acquire();
+        await limiter.acquire();
+        expect(clock.slept).toEqual([1_000]);
+        expect(budget.asked).toHaveLength(2);
+    });
+
+    it("tells the budget how many callers wait, so that it can lease for all of them", async () => {
+        const clock = fakeClock();
+        const budget = scriptedBudget([]);
+        const limiter = new RateLimiter(300, 60_000, clock, budget);
+        await Promise.all([limiter.acquire(), limiter.acquire(), limiter.acquire()]);
+        expect(budget.asked).toEqual([3, 2, 1]);
+    });
+
+    it("refuses, unsent, a request the shared budget would hold back past its deadline", async () => {
+        const clock = fakeClock();
+        const budget = scriptedBudget([{ granted: false, retryAt: 3_000 }]);
+        const limiter = new RateLimiter(300, 60_000, clock, budget);
+        await expect(limiter.acquire(2_000)).rejects.toBeInstanceOf(RateLimitWaitTooLongError);
+        expect(clock.slept).toEqual([]);
+    });
+
+    it("never sends a grant that arrived after the deadline", async () => {
+        const clock = fakeClock();
+        const slowBudget: RequestBudget = {
+            take: async () => {
+                await clock.sleep(500); // storage answered slowly
+                return { granted: true };
+            },
+            sharePause: async () => undefined,
+        };
+        const limiter = new RateLimiter(300, 60_000, clock, slowBudget);
+        await expect(limiter.acquire(400)).rejects.toBeInstanceOf(RateLimitWaitTooLongError);
+    });
+
+    it("shares a 429 pause with the other instances", () => {
+        const clock = fakeClock();
+        const budget = scriptedBudget([]);
+        new RateLimiter(300, 60_000, clock, budget).pauseFor(2_000);
+        expect(budget.pauses).toEqual([2_000]);
+    });
+});
+
+describe("sliceBudget", () => {
+    it("adds up to exactly the limit over any 22 consecutive slices: all one window can touch with clocks half a slice apart", () => {
+        for (const limit of [1, 7, 300, 3000]) {
+            for (const first of [0, 5, 591_234_567]) {
+                let sum = 0;
+                for (let slice = first; slice < first + SLICES_SHARING_THE_LIMIT; slice++) sum += sliceBudget(slice, limit);
+                expect(sum).toBe(limit);
+            }
+        }
+    });
+
+    it("gives a fallback share of about limit ÷ instances a window, never more than its ceiling", () => {
+        for (const [limit, instances] of [[300, 4], [300, 7], [5, 4]] as const) {
+            for (const first of [0, 13, 591_234_567]) {
+                let sum = 0;
+                for (let slice = first; slice < first + SLICES_SHARING_THE_LIMIT; slice++) sum += sliceBudget(slice, limit, instances);
+                expect(sum).toBeGreaterThanOrEqual(Math.floor(limit / instances));
+                expect(sum).toBeLessThanOrEqual(Math.ceil(limit / instances));
+            }
+        }
     });
 });

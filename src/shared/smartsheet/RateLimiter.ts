@@ -16,19 +16,39 @@ export class RateLimitWaitTooLongError extends Error {
     }
 }
 
+/** What a shared budget answers: send now, or ask again at `retryAt` (clock time). */
+export type BudgetAnswer = { granted: true } | { granted: false; retryAt: number };
+
+/**
+ * The token's request budget shared with the app's other instances: a request this process's own
+ * pacing would let go is sent only once the budget grants it too.
+ */
+export interface RequestBudget {
+    /**
+     * Takes one request from the budget, or refuses it with the clock time to ask again at. `waiting`
+     * is how many callers this process has queued; no storage call outlasts `deadline`. Never rejects.
+     */
+    take(waiting: number, deadline: number): Promise<BudgetAnswer>;
+    /** Smartsheet said 429 here: ask every instance to hold back until `until` (clock time). Never rejects. */
+    sharePause(until: number): Promise<void>;
+}
+
 /**
  * Paces requests to at most `limit` in any rolling `windowMs` (Smartsheet: 300 per minute per
  * token). Callers are served in arrival order. After a 429 every caller waits out `pauseFor`.
+ * With a `budget`, each request also needs its grant: the limit then holds across instances.
  */
 export class RateLimiter {
     private readonly sent: number[] = [];
     private queue: Promise<void> = Promise.resolve();
     private pausedUntil = 0;
+    private waiting = 0;
 
     constructor(
         readonly limit: number,
         readonly windowMs: number = 60_000,
         private readonly clock: Clock = systemClock,
+        private readonly budget?: RequestBudget,
     ) {
         if (!Number.isInteger(limit) || limit < 1) throw new TypeError("Expected `limit` to be a positive integer.");
         if (!(windowMs > 0)) throw new TypeError("Expected `windowMs` to be a positive number.");
@@ -39,14 +59,16 @@ export class RateLimiter {
      * (clock time), rejects with `RateLimitWaitTooLongError` instead of waiting past it.
      */
     acquire(deadline = Infinity): Promise<void> {
-        const turn = this.queue.then(() => this.waitForSlot(deadline));
+        this.waiting += 1;
+        const turn = this.queue.then(() => this.waitForSlot(deadline)).finally(() => (this.waiting -= 1));
         this.queue = turn.catch(() => undefined);
         return turn;
     }
 
-    /** Holds every caller back for `ms` (Smartsheet said 429: our view of the window was off). */
+    /** Holds every caller back for `ms` (Smartsheet said 429: our view of the window was off), and the other instances too. */
     pauseFor(ms: number): void {
         this.pausedUntil = Math.max(this.pausedUntil, this.clock.now() + ms);
+        void this.budget?.sharePause(this.pausedUntil);
     }
 
     private async waitForSlot(deadline: number): Promise<void> {
@@ -55,7 +77,21 @@ export class RateLimiter {
             while (this.sent.length > 0 && this.sent[0]! <= now - this.windowMs) this.sent.shift();
             const waitForPause = this.pausedUntil - now;
             const waitForWindow = this.sent.length >= this.limit ? this.sent[0]! + this.windowMs - now : 0;
-            const wait = Math.max(waitForPause, waitForWindow);
+            let wait = Math.max(waitForPause, waitForWindow);
+            if (wait <= 0 && this.budget) {
+                const answer = await this.budget.take(this.waiting, deadline);
+                const answeredAt = this.clock.now();
+                if (answer.granted) {
+                    // The grant is spent unsent when asking for it took us past the deadline.
+                    if (answeredAt > deadline) throw new RateLimitWaitTooLongError(0);
+                    this.sent.push(answeredAt);
+                    return;
+                }
+                wait = answer.retryAt - answeredAt;
+                if (answeredAt + Math.max(0, wait) > deadline) throw new RateLimitWaitTooLongError(Math.max(0, wait));
+                if (wait > 0) await this.clock.sleep(wait);
+                continue;
+            }
             // Checked on every turn: time spent queued behind other callers counts against the deadline too.
             if (now + Math.max(0, wait) > deadline) throw new RateLimitWaitTooLongError(Math.max(0, wait));
             if (wait <= 0) {

@@ -1,0 +1,69 @@
+import { RestError, type TableClient } from "@azure/data-tables";
+import { z } from "zod";
+import type { BudgetRow, BudgetRows, StoredBudgetRow } from "./SharedTokenBudget";
+
+const PARTITION = "smartsheet-budget";
+
+const StoredRow = z.object({
+    etag: z.string(),
+    slice: z.string().regex(/^-?\d+$/).transform(Number),
+    granted: z.number().int().min(0),
+    pausedUntil: z.iso.datetime().transform((iso) => Date.parse(iso)),
+});
+
+/**
+ * The budget rows in the Jobs table: partition `smartsheet-budget`, one row per token hash
+ * (`kind` = `budget`). Every write is conditional; a conflict is an answer, not an error.
+ */
+export class BudgetTable implements BudgetRows {
+    constructor(private readonly table: TableClient) {}
+
+    async read(tokenHash: string, signal: AbortSignal): Promise<StoredBudgetRow | undefined> {
+        try {
+            const entity = await this.table.getEntity<Record<string, unknown>>(PARTITION, tokenHash, { abortSignal: signal });
+            const parsed = StoredRow.safeParse(entity);
+            // A row edited into nonsense is leased over (its ETag is all a write needs): it stops nothing.
+            return parsed.success ? parsed.data : { etag: String(entity.etag), slice: Number.MIN_SAFE_INTEGER, granted: 0, pausedUntil: 0 };
+        } catch (error) {
+            if (statusOf(error) === 404) return undefined;
+            throw error;
+        }
+    }
+
+    async create(tokenHash: string, row: BudgetRow, signal: AbortSignal): Promise<StoredBudgetRow | undefined> {
+        try {
+            const response = await this.table.createEntity(entityOf(tokenHash, row), { abortSignal: signal });
+            return { ...row, etag: response.etag! };
+        } catch (error) {
+            if (statusOf(error) === 409) return undefined;
+            throw error;
+        }
+    }
+
+    async replace(tokenHash: string, row: BudgetRow, etag: string, signal: AbortSignal): Promise<StoredBudgetRow | undefined> {
+        try {
+            const response = await this.table.updateEntity(entityOf(tokenHash, row), "Replace", { etag, abortSignal: signal });
+            return { ...row, etag: response.etag! };
+        } catch (error) {
+            const status = statusOf(error);
+            if (status === 412 || status === 404) return undefined;
+            throw error;
+        }
+    }
+}
+
+function entityOf(tokenHash: string, row: BudgetRow) {
+    return {
+        partitionKey: PARTITION,
+        rowKey: tokenHash,
+        kind: "budget",
+        // A string: slice numbers of short test windows outgrow a Table Int32.
+        slice: String(row.slice),
+        granted: row.granted,
+        pausedUntil: new Date(row.pausedUntil).toISOString(),
+    };
+}
+
+function statusOf(error: unknown): number | undefined {
+    return error instanceof RestError ? error.statusCode : undefined;
+}

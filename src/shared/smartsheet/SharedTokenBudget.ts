@@ -1,0 +1,371 @@
+import { createHash } from "node:crypto";
+import { systemClock, type BudgetAnswer, type Clock, type RequestBudget } from "./RateLimiter";
+
+/** A window is cut into this many slices; a lease is good only in the slice it was taken for. */
+export const SLICES_PER_WINDOW = 20;
+/**
+ * Any window of `windowMs` touches at most SLICES_PER_WINDOW + 1 slices, and one more when the
+ * instances' clocks differ by up to half a slice: the limit is spread over this many consecutive
+ * slices, so that no window can hold more than the limit.
+ */
+export const SLICES_SHARING_THE_LIMIT = SLICES_PER_WINDOW + 2;
+/** The longest one storage call of the budget may take before the instance falls back. */
+const STORAGE_TIMEOUT_MS = 2_000;
+/** Storage answers within this when it is well: a call cut short by a request's deadline after this long says it is not. */
+const STORAGE_SLOW_MS = 500;
+/** ETag conflicts in a row before an instance steps back for a moment. */
+const LEASE_ATTEMPTS = 8;
+/** A row this many slices ahead of our clock is skew we wait out; further ahead, a clock gone wrong. */
+const MAX_SLICES_AHEAD = 2;
+
+/** What the stored row of a token says: the slice being leased, how much of it is granted, and a shared 429 pause. */
+export interface BudgetRow {
+    slice: number;
+    granted: number;
+    /** Clock time (ms) until which every instance holds back after a 429; 0 for none. */
+    pausedUntil: number;
+}
+
+export interface StoredBudgetRow extends BudgetRow {
+    etag: string;
+}
+
+/** The one stored row per token that holds its budget; `BudgetTable` keeps it in an Azure Table. */
+export interface BudgetRows {
+    read(tokenHash: string, signal: AbortSignal): Promise<StoredBudgetRow | undefined>;
+    /** `undefined`: another instance created the row first. */
+    create(tokenHash: string, row: BudgetRow, signal: AbortSignal): Promise<StoredBudgetRow | undefined>;
+    /** `undefined`: the row changed (or went) since `etag` was read. */
+    replace(tokenHash: string, row: BudgetRow, etag: string, signal: AbortSignal): Promise<StoredBudgetRow | undefined>;
+}
+
+export interface SharedTokenBudgetOptions {
+    /** Hashed at once; only the hash is kept, stored and logged. */
+    accessToken: string;
+    /** Requests per window for every instance of the app together (Smartsheet: 300 a minute per token). */
+    limit: number;
+    windowMs?: number;
+    /** The most requests one lease takes (fewer storage transactions against a fairer share). */
+    leaseSize: number;
+    /** While storage cannot be reached, this instance paces itself to `limit` ÷ this. */
+    fallbackInstances: number;
+    rows: BudgetRows;
+    clock?: Clock;
+    log?: (level: "info" | "warn", message: string) => void;
+}
+
+/** Counters since the budget was made (and per log line, since the last line). */
+export interface BudgetStats {
+    leases: number;
+    leased: number;
+    used: number;
+    usedOnFallback: number;
+    conflicts: number;
+    slicesSpentOut: number;
+    storageTransactions: number;
+}
+
+/** The short hex fingerprint a token's budget is stored and logged under; never the token itself. */
+export function tokenHashOf(accessToken: string): string {
+    return createHash("sha256").update(accessToken, "utf8").digest("hex").slice(0, 16);
+}
+
+/**
+ * Requests `slice` may grant out of `limit` a window shared by `sharers`: whole numbers spread so
+ * that any SLICES_SHARING_THE_LIMIT consecutive slices add up to `limit` ÷ `sharers` (rounded).
+ */
+export function sliceBudget(slice: number, limit: number, sharers = 1): number {
+    const slices = SLICES_SHARING_THE_LIMIT * sharers;
+    return Math.floor(((slice + 1) * limit) / slices) - Math.floor((slice * limit) / slices);
+}
+
+/**
+ * One request budget per Smartsheet token, shared by every instance of the app through one stored
+ * row. Time is cut into slices; an instance leases a few of the current slice's requests with a
+ * conditional (ETag) write, spends them, and leases again. A lease dies with its slice, so an
+ * instance that dies holding one blocks nobody for longer than that. When storage cannot be
+ * reached, the instance paces itself to a conservative share instead of stopping.
+ */
+export class SharedTokenBudget implements RequestBudget {
+    readonly tokenHash: string;
+    readonly sliceMs: number;
+    private readonly windowMs: number;
+    private readonly clock: Clock;
+    /** The row as we last wrote or read it: a lease first tries its ETag without reading… */
+    private row: StoredBudgetRow | undefined;
+    /** …unless other instances wrote it lately: then the ETag is stale and a read first is cheaper. */
+    private othersLeasing = false;
+    private held = { slice: NaN, left: 0 };
+    private spentOutSlice = NaN;
+    private sharedPauseUntil = 0;
+    private usage = { slice: NaN, used: 0, usedInSliceBefore: 0 };
+    private fallback: { retryStorageAt: number; delayMs: number; slice: number; used: number } | undefined;
+    private pauseWrites: Promise<void> = Promise.resolve();
+    private readonly total: BudgetStats = emptyStats();
+    private period = { window: NaN, firstSlice: NaN, lastSlice: NaN, stats: emptyStats(), clockWarned: false };
+
+    constructor(private readonly options: SharedTokenBudgetOptions) {
+        const { limit, leaseSize, fallbackInstances } = options;
+        if (!Number.isInteger(limit) || limit < 1) throw new TypeError("Expected `limit` to be a positive integer.");
+        if (!Number.isInteger(leaseSize) || leaseSize < 1) throw new TypeError("Expected `leaseSize` to be a positive integer.");
+        if (!Number.isInteger(fallbackInstances) || fallbackInstances < 1) {
+            throw new TypeError("Expected `fallbackInstances` to be a positive integer.");
+        }
+        this.tokenHash = tokenHashOf(options.accessToken);
+        this.windowMs = options.windowMs ?? 60_000;
+        this.sliceMs = this.windowMs / SLICES_PER_WINDOW;
+        this.clock = options.clock ?? systemClock;
+    }
+
+    stats(): BudgetStats {
+        return { ...this.total };
+    }
+
+    async take(waiting: number, deadline: number): Promise<BudgetAnswer> {
+        for (;;) {
+            const now = this.clock.now();
+            const slice = Math.floor(now / this.sliceMs);
+            this.noteSlice(slice);
+            this.reportEachWindow(now, slice);
+            if (this.sharedPauseUntil > now) return { granted: false, retryAt: this.sharedPauseUntil };
+            if (this.held.slice === slice && this.held.left > 0) {
+                this.held.left -= 1;
+                return this.grant();
+            }
+            if (this.fallback && now < this.fallback.retryStorageAt) return this.takeFromFallback(slice, now);
+            if (this.spentOutSlice === slice) return this.refusedUntilNextSlice(slice);
+            // Ran out in the slice before: demand is above our share, take whole leases. Else as much as we are likely to use.
+            const hungry = this.spentOutSlice === slice - 1;
+            const want = hungry
+                ? this.options.leaseSize
+                : Math.min(this.options.leaseSize, Math.max(1, waiting, this.usage.used, this.usage.usedInSliceBefore));
+            const answer = await this.lease(slice, want, now, deadline);
+            // Leased (or fallen back): take from it, unless the slice ended while we asked.
+            if (answer === "ask again") continue;
+            return answer;
+        }
+    }
+
+    async sharePause(until: number): Promise<void> {
+        this.sharedPauseUntil = Math.max(this.sharedPauseUntil, until);
+        const write = this.pauseWrites.then(() => this.writePause(until));
+        this.pauseWrites = write;
+        await write;
+    }
+
+    private grant(): BudgetAnswer {
+        this.usage.used += 1;
+        this.count("used");
+        return { granted: true };
+    }
+
+    private async lease(slice: number, want: number, now: number, deadline: number): Promise<BudgetAnswer | "ask again"> {
+        const timeoutMs = Math.min(STORAGE_TIMEOUT_MS, deadline - now);
+        // Too little time left to ask storage: a refusal the rate limiter turns into "not sent".
+        if (!(timeoutMs > 0)) return { granted: false, retryAt: now + STORAGE_TIMEOUT_MS };
+        const signal = AbortSignal.timeout(timeoutMs);
+        const budget = sliceBudget(slice, this.options.limit);
+        try {
+            for (let attempt = 0; attempt < LEASE_ATTEMPTS; attempt++) {
+                const row = (this.othersLeasing ? undefined : this.row) ?? (await this.read(signal));
+                if (!row) {
+                    const granted = Math.min(want, budget);
+                    if (granted <= 0) return this.spentOut(slice);
+                    const created = await this.storage(() =>
+                        this.options.rows.create(this.tokenHash, { slice, granted, pausedUntil: 0 }, signal),
+                    );
+                    if (created) return this.leased(created, slice, granted, granted === budget);
+                    this.count("conflicts");
+                    continue;
+                }
+                if (row.pausedUntil > now) {
+                    this.row = row;
+                    this.sharedPauseUntil = Math.max(this.sharedPauseUntil, Math.min(row.pausedUntil, now + this.windowMs));
+                    return { granted: false, retryAt: this.sharedPauseUntil };
+                }
+                if (row.slice > slice) {
+                    this.row = row;
+                    // Another instance's clock is a little ahead of ours: its slice has begun, ours has not.
+                    if (row.slice <= slice + MAX_SLICES_AHEAD) return { granted: false, retryAt: this.startOf(row.slice) };
+                    this.warnClockAhead(row.slice, slice);
+                }
+                const already = row.slice === slice ? row.granted : 0;
+                const granted = Math.min(want, budget - already);
+                if (granted <= 0) {
+                    this.row = row;
+                    return this.spentOut(slice);
+                }
+                const replaced = await this.storage(() =>
+                    this.options.rows.replace(this.tokenHash, { slice, granted: already + granted, pausedUntil: row.pausedUntil }, row.etag, signal),
+                );
+                if (replaced) return this.leased(replaced, slice, granted, already + granted === budget);
+                this.row = undefined;
+                this.othersLeasing = true;
+                this.count("conflicts");
+            }
+            // Many instances at once on the row: step back a moment (random, so they spread out).
+            return { granted: false, retryAt: now + 1 + Math.floor(Math.random() * (this.sliceMs / 10)) };
+        } catch (error) {
+            const cutShortByDeadline = signal.aborted && timeoutMs < STORAGE_TIMEOUT_MS;
+            if (cutShortByDeadline && timeoutMs < STORAGE_SLOW_MS) return { granted: false, retryAt: deadline + 1 };
+            this.fallBack(error, now);
+            return "ask again";
+        }
+    }
+
+    private async read(signal: AbortSignal): Promise<StoredBudgetRow | undefined> {
+        const row = await this.storage(() => this.options.rows.read(this.tokenHash, signal));
+        // Nobody wrote since we did: our ETag is good again.
+        if (row && row.etag === this.row?.etag) this.othersLeasing = false;
+        return row;
+    }
+
+    private async storage<T>(call: () => Promise<T>): Promise<T> {
+        this.count("storageTransactions");
+        return call();
+    }
+
+    private leased(row: StoredBudgetRow, slice: number, granted: number, lastOfSlice: boolean): "ask again" {
+        this.row = row;
+        this.held = { slice, left: granted };
+        // We took the rest: no need to ask storage again to learn that the slice is spent.
+        if (lastOfSlice) this.noteSpentOut(slice);
+        this.count("leases");
+        this.count("leased", granted);
+        if (this.fallback) {
+            this.fallback = undefined;
+            this.options.log?.("info", `Smartsheet budget of token ${this.tokenHash}: storage answers again; back on the shared budget`);
+        }
+        return "ask again";
+    }
+
+    private spentOut(slice: number): BudgetAnswer {
+        this.noteSpentOut(slice);
+        return this.refusedUntilNextSlice(slice);
+    }
+
+    private noteSpentOut(slice: number): void {
+        this.spentOutSlice = slice;
+        this.count("slicesSpentOut");
+    }
+
+    private refusedUntilNextSlice(slice: number): BudgetAnswer {
+        // Spread out: every instance refused would otherwise be back at the same moment, and collide.
+        return { granted: false, retryAt: this.startOf(slice + 1) + Math.floor(Math.random() * (this.sliceMs / 10)) };
+    }
+
+    private takeFromFallback(slice: number, now: number): BudgetAnswer {
+        const fallback = this.fallback!;
+        if (fallback.slice !== slice) {
+            fallback.slice = slice;
+            fallback.used = 0;
+        }
+        if (fallback.used < sliceBudget(slice, this.options.limit, this.options.fallbackInstances)) {
+            fallback.used += 1;
+            this.count("usedOnFallback");
+            return this.grant();
+        }
+        return { granted: false, retryAt: Math.max(now + 1, Math.min(this.startOf(slice + 1), fallback.retryStorageAt)) };
+    }
+
+    private fallBack(error: unknown, now: number): void {
+        const delayMs = this.fallback ? Math.min(this.fallback.delayMs * 2, this.windowMs) : this.sliceMs;
+        const first = !this.fallback;
+        this.fallback = { retryStorageAt: now + delayMs, delayMs, slice: this.fallback?.slice ?? NaN, used: this.fallback?.used ?? 0 };
+        this.row = undefined;
+        if (!first) return;
+        const { limit, fallbackInstances } = this.options;
+        const share = Math.floor(limit / fallbackInstances);
+        this.options.log?.(
+            "warn",
+            `Smartsheet budget of token ${this.tokenHash}: storage did not answer (${describeError(error)}); this instance ` +
+                `paces itself alone to ${share} requests per ${this.windowMs / 1000} s (the limit ${limit} ÷ ${fallbackInstances} ` +
+                `instances assumed) until it does; it asks again in ${Math.round(delayMs / 100) / 10} s, then less and less often. ` +
+                `Check that the app reaches its storage account (AzureWebJobsStorage) and its Jobs table.`,
+        );
+    }
+
+    private async writePause(until: number): Promise<void> {
+        if (this.fallback) return;
+        const signal = AbortSignal.timeout(STORAGE_TIMEOUT_MS);
+        const now = this.clock.now();
+        try {
+            for (let attempt = 0; attempt < LEASE_ATTEMPTS; attempt++) {
+                const row = (this.othersLeasing ? undefined : this.row) ?? (await this.read(signal));
+                if (row && row.pausedUntil >= until) return;
+                const written = row
+                    ? await this.storage(() =>
+                          this.options.rows.replace(this.tokenHash, { slice: row.slice, granted: row.granted, pausedUntil: until }, row.etag, signal),
+                      )
+                    : await this.storage(() =>
+                          this.options.rows.create(this.tokenHash, { slice: Math.floor(now / this.sliceMs), granted: 0, pausedUntil: until }, signal),
+                      );
+                this.row = written;
+                if (written) return;
+                this.othersLeasing = true;
+                this.count("conflicts");
+            }
+        } catch (error) {
+            // This instance holds back anyway; the others learn of the 429 from their own.
+            this.fallBack(error, now);
+        }
+    }
+
+    private warnClockAhead(rowSlice: number, slice: number): void {
+        if (this.period.clockWarned) return;
+        this.period.clockWarned = true;
+        this.options.log?.(
+            "warn",
+            `Smartsheet budget of token ${this.tokenHash}: the shared row is at a slice ${Math.round(((rowSlice - slice) * this.sliceMs) / 1000)} s ` +
+                `ahead of this instance's clock; an instance's clock is wrong (the budget holds only while clocks agree to within ` +
+                `${this.sliceMs / 2000} s). Taking the row back to this clock's slice; check the instances' time synchronisation.`,
+        );
+    }
+
+    private noteSlice(slice: number): void {
+        if (this.usage.slice === slice) return;
+        this.usage = { slice, used: 0, usedInSliceBefore: this.usage.slice === slice - 1 ? this.usage.used : 0 };
+    }
+
+    /** One line per window with activity: the share this instance took and what it cost. */
+    private reportEachWindow(now: number, slice: number): void {
+        const window = Math.floor(now / this.windowMs);
+        if (window !== this.period.window) {
+            const { stats, firstSlice, lastSlice } = this.period;
+            const requests = stats.used;
+            if (requests > 0 || stats.storageTransactions > 0) {
+                this.options.log?.(
+                    "info",
+                    `Smartsheet budget of token ${this.tokenHash}, slices ${firstSlice}–${lastSlice} of ${this.sliceMs / 1000} s: ` +
+                        `leased ${stats.leased} in ${stats.leases} leases, used ${requests}` +
+                        (stats.usedOnFallback > 0 ? ` (${stats.usedOnFallback} on the fallback share, storage unreachable)` : "") +
+                        `, ${stats.conflicts} ETag conflicts, ${stats.slicesSpentOut} slices spent out; ` +
+                        `${stats.storageTransactions} storage transactions (${requests > 0 ? (stats.storageTransactions / requests).toFixed(2) : "–"} per request); ` +
+                        `limit ${this.options.limit} per ${this.windowMs / 1000} s for all instances`,
+                );
+            }
+            this.period = { window, firstSlice: slice, lastSlice: slice, stats: emptyStats(), clockWarned: false };
+        }
+        this.period.lastSlice = slice;
+    }
+
+    private count(counter: keyof BudgetStats, by = 1): void {
+        this.total[counter] += by;
+        this.period.stats[counter] += by;
+    }
+
+    private startOf(slice: number): number {
+        return slice * this.sliceMs;
+    }
+}
+
+function emptyStats(): BudgetStats {
+    return { leases: 0, leased: 0, used: 0, usedOnFallback: 0, conflicts: 0, slicesSpentOut: 0, storageTransactions: 0 };
+}
+
+function describeError(error: unknown): string {
+    const err = error as { name?: string; code?: unknown; statusCode?: unknown; message?: unknown };
+    const code = typeof err?.code === "string" ? err.code : typeof err?.statusCode === "number" ? String(err.statusCode) : err?.name ?? "error";
+    const message = typeof err?.message === "string" ? err.message.split("\n")[0]!.slice(0, 200) : String(error);
+    return `${code}: ${message}`;
+}

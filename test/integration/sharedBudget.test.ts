@@ -1,0 +1,269 @@
+import { createServer } from "node:net";
+import { RestError } from "@azure/data-tables";
+import { beforeAll, describe, expect, inject, it } from "vitest";
+import { BudgetTable } from "../../src/shared/smartsheet/BudgetTable";
+import { RateLimiter, RateLimitWaitTooLongError } from "../../src/shared/smartsheet/RateLimiter";
+import {
+    SharedTokenBudget,
+    sliceBudget,
+    tokenHashOf,
+    type BudgetRows,
+    type SharedTokenBudgetOptions,
+} from "../../src/shared/smartsheet/SharedTokenBudget";
+import { createTableClient } from "../../src/shared/storage";
+import { uniqueName } from "../helpers/names";
+import { virtualClock, type VirtualClock } from "../helpers/virtualClock";
+
+const LIMIT = 300;
+/** Storage round trips take time, in which other instances get ahead: what makes ETag conflicts. */
+const STORAGE_LATENCY_MS = 10;
+const WINDOW_MS = 60_000;
+const SLICE_MS = WINDOW_MS / 20;
+
+/** The most requests of `sentAt` that fall into any one window of `windowMs`. */
+function mostInAnyWindow(sentAt: number[], windowMs = WINDOW_MS): number {
+    const times = [...sentAt].sort((a, b) => a - b);
+    let most = 0;
+    for (let first = 0, last = 0; first < times.length; first++) {
+        while (last < times.length && times[last]! < times[first]! + windowMs) last++;
+        most = Math.max(most, last - first);
+    }
+    return most;
+}
+
+/** The rows, each call taking `STORAGE_LATENCY_MS` of virtual time, half on the way there and half back. */
+function withLatency(clock: VirtualClock, rows: BudgetRows): BudgetRows {
+    const travel = async <T>(call: () => Promise<T>) => {
+        await clock.sleep(STORAGE_LATENCY_MS / 2);
+        const answer = await call();
+        await clock.sleep(STORAGE_LATENCY_MS / 2);
+        return answer;
+    };
+    return {
+        read: (...args) => travel(() => rows.read(...args)),
+        create: (...args) => travel(() => rows.create(...args)),
+        replace: (...args) => travel(() => rows.replace(...args)),
+    };
+}
+
+describe("one Smartsheet budget per token, shared by every instance through the Jobs table (Azurite)", () => {
+    const connectionString = inject("azuriteConnectionString");
+    const tableName = uniqueName("budget");
+    const table = () => createTableClient(connectionString, tableName, { retryOptions: { maxRetries: 0 } });
+
+    beforeAll(async () => {
+        await table().createTable();
+    });
+
+    /** One instance of the app: its own table client, budget and per-process limiter, on the shared clock. */
+    function instance(clock: VirtualClock, token: string, options: Partial<SharedTokenBudgetOptions> = {}) {
+        const lines: Array<{ level: string; message: string }> = [];
+        const budget = new SharedTokenBudget({
+            accessToken: token,
+            limit: LIMIT,
+            windowMs: WINDOW_MS,
+            leaseSize: 5,
+            fallbackInstances: 4,
+            rows: withLatency(clock, new BudgetTable(table())),
+            clock,
+            log: (level, message) => lines.push({ level, message }),
+            ...options,
+        });
+        return { token, budget, limiter: new RateLimiter(LIMIT, WINDOW_MS, clock, budget), lines, sentAt: [] as number[] };
+    }
+
+    /** Every instance sends as fast as its limiter lets it, until `windows` windows have passed. */
+    async function sendFlatOut(clock: VirtualClock, instances: Array<ReturnType<typeof instance>>, windows: number) {
+        const end = windows * WINDOW_MS;
+        await clock.run(
+            instances.map((one) => async () => {
+                for (;;) {
+                    await one.limiter.acquire();
+                    if (clock.now() >= end) return;
+                    one.sentAt.push(clock.now());
+                }
+            }),
+        );
+    }
+
+    const transactionsPerRequest = (instances: Array<ReturnType<typeof instance>>) => {
+        const stats = instances.map((one) => one.budget.stats());
+        return stats.reduce((sum, s) => sum + s.storageTransactions, 0) / stats.reduce((sum, s) => sum + s.used, 0);
+    };
+
+    for (const count of [1, 2, 3]) {
+        const who = count === 1 ? "a lone instance" : `${count} instances sharing a token`;
+        it(`lets ${who} send at most the limit in any window, and reach 0.85 of it`, async () => {
+            const clock = virtualClock();
+            const token = `token-${uniqueName("shared")}`;
+            const instances = Array.from({ length: count }, () => instance(clock, token));
+            await sendFlatOut(clock, instances, 3);
+
+            const all = instances.flatMap((one) => one.sentAt);
+            expect(mostInAnyWindow(all)).toBeLessThanOrEqual(LIMIT);
+            expect(all.length).toBeGreaterThanOrEqual(0.85 * LIMIT * 3);
+            // None is starved: each gets at least half of an equal share.
+            for (const one of instances) expect(one.sentAt.length).toBeGreaterThanOrEqual(all.length / count / 2);
+            const ratio = transactionsPerRequest(instances);
+            expect(ratio).toBeLessThan(0.75);
+            console.info(`${who}: ${all.length} requests in 3 windows, ${ratio.toFixed(2)} storage transactions per request`);
+        });
+    }
+
+    it("keeps the budgets of two tokens apart: each reaches its own limit", async () => {
+        const clock = virtualClock();
+        const [first, second] = [instance(clock, `token-${uniqueName("a")}`), instance(clock, `token-${uniqueName("b")}`)];
+        await sendFlatOut(clock, [first, second], 2);
+
+        for (const one of [first, second]) {
+            expect(mostInAnyWindow(one.sentAt)).toBeLessThanOrEqual(LIMIT);
+            expect(one.sentAt.length).toBeGreaterThanOrEqual(0.85 * LIMIT * 2);
+        }
+        expect(first.sentAt.length + second.sentAt.length).toBeGreaterThan(LIMIT * 2);
+    });
+
+    it("stores and logs a token's budget under a hash of it, never the token", async () => {
+        const clock = virtualClock();
+        const token = `tok_${uniqueName("secret")}SECRET`;
+        const one = instance(clock, token);
+        await sendFlatOut(clock, [one], 2);
+
+        const rows = [];
+        for await (const row of table().listEntities()) rows.push(row);
+        expect(rows).toContainEqual(expect.objectContaining({ partitionKey: "smartsheet-budget", rowKey: tokenHashOf(token), kind: "budget" }));
+        expect(JSON.stringify(rows)).not.toContain(token);
+        // One line per window, with the share this instance took and what it cost.
+        const summary = (slices: string) => ({
+            level: "info",
+            message: expect.stringMatching(
+                new RegExp(`^Smartsheet budget of token ${one.budget.tokenHash}, slices ${slices} of 3 s: leased \\d+ in \\d+ leases, used \\d+, .* storage transactions`),
+            ),
+        });
+        expect(one.lines).toEqual([summary("0–19"), summary("20–39")]);
+        expect(JSON.stringify(one.lines)).not.toContain(token);
+    });
+
+    it("frees the share of an instance that died holding a lease within one slice", async () => {
+        const clock = virtualClock(10 * SLICE_MS);
+        const token = `token-${uniqueName("dies")}`;
+        const holder = instance(clock, token, { leaseSize: 100 });
+        const survivor = instance(clock, token, { leaseSize: 100 });
+
+        // The holder leases all of slice 10 for its 50 waiting callers, sends one and dies.
+        expect(await holder.budget.take(50, Infinity)).toEqual({ granted: true });
+        const refused = await survivor.budget.take(1, Infinity);
+        expect(refused).toEqual({ granted: false, retryAt: expect.any(Number) });
+        expect(Math.floor((refused as { retryAt: number }).retryAt / SLICE_MS)).toBe(11);
+
+        clock.set(11 * SLICE_MS);
+        let granted = 0;
+        while ((await survivor.budget.take(1, Infinity)).granted) granted++;
+        expect(granted).toBe(sliceBudget(11, LIMIT));
+    });
+
+    it("still refuses, unsent, a request the shared budget would hold back past its deadline", async () => {
+        const clock = virtualClock(10 * SLICE_MS);
+        const token = `token-${uniqueName("deadline")}`;
+        const other = instance(clock, token, { leaseSize: 100 });
+        const late = instance(clock, token);
+        await other.budget.take(50, Infinity);
+
+        await expect(late.limiter.acquire(10.5 * SLICE_MS)).rejects.toBeInstanceOf(RateLimitWaitTooLongError);
+        expect(Math.floor(clock.now() / SLICE_MS)).toBe(10);
+        expect(late.budget.stats().used).toBe(0);
+    });
+
+    it("holds every instance back after a 429 one of them got", async () => {
+        const clock = virtualClock(10 * SLICE_MS);
+        const token = `token-${uniqueName("pause")}`;
+        const [hit, other] = [instance(clock, token), instance(clock, token)];
+        expect(await other.budget.take(1, Infinity)).toEqual({ granted: true });
+
+        const until = clock.now() + 5_000;
+        await hit.budget.sharePause(until);
+        let answer = await other.budget.take(1, Infinity);
+        while (answer.granted) answer = await other.budget.take(1, Infinity); // what it had leased before the 429
+        expect(answer).toEqual({ granted: false, retryAt: until });
+        await expect(other.limiter.acquire(until - 1_000)).rejects.toBeInstanceOf(RateLimitWaitTooLongError);
+    });
+
+    it("falls back to a conservative share of its own, and says so, when storage cannot be reached", async () => {
+        const closedPort = await new Promise<number>((resolve) => {
+            const server = createServer().listen(0, "127.0.0.1", () => {
+                const port = (server.address() as { port: number }).port;
+                server.close(() => resolve(port));
+            });
+        });
+        const unreachable = connectionString.replace(/TableEndpoint=http:\/\/127\.0\.0\.1:\d+/, `TableEndpoint=http://127.0.0.1:${closedPort}`);
+        const clock = virtualClock();
+        const token = `tok_${uniqueName("down")}SECRET`;
+        const one = instance(clock, token, {
+            rows: new BudgetTable(createTableClient(unreachable, tableName, { retryOptions: { maxRetries: 0 } })),
+        });
+        await sendFlatOut(clock, [one], 2);
+
+        expect(mostInAnyWindow(one.sentAt)).toBeLessThanOrEqual(LIMIT / 4);
+        expect(one.sentAt.length).toBeGreaterThanOrEqual(0.85 * (LIMIT / 4) * 2);
+        const warnings = one.lines.filter((line) => line.level === "warn");
+        expect(warnings).toEqual([
+            {
+                level: "warn",
+                message: expect.stringMatching(
+                    new RegExp(`^Smartsheet budget of token ${one.budget.tokenHash}: storage did not answer \\(ECONNREFUSED: .*\\); this instance paces itself alone to 75 requests per 60 s`),
+                ),
+            },
+        ]);
+        // It asks storage again, less and less often: a handful of calls, not one per request.
+        expect(one.budget.stats().storageTransactions).toBeLessThanOrEqual(10);
+        expect(JSON.stringify(one.lines)).not.toContain(token);
+    });
+
+    it("falls back, too, when storage hangs: a budget call gives up after 2 s instead of holding every request", async () => {
+        const clock = virtualClock();
+        const hang = <T>(signal: AbortSignal) => new Promise<T>((_, reject) => signal.addEventListener("abort", () => reject(signal.reason)));
+        const hanging: BudgetRows = {
+            read: (_, signal) => hang(signal),
+            create: (_, __, signal) => hang(signal),
+            replace: (_, __, ___, signal) => hang(signal),
+        };
+        const one = instance(clock, `token-${uniqueName("hang")}`, { rows: hanging });
+        for (let request = 0; request < 3; request++) await one.limiter.acquire();
+
+        expect(one.budget.stats()).toMatchObject({ used: 3, usedOnFallback: 3, storageTransactions: 1 });
+        expect(one.lines).toEqual([
+            { level: "warn", message: expect.stringMatching(/storage did not answer \(TimeoutError: .*\); this instance paces itself alone/) },
+        ]);
+    });
+
+    it("goes back to the shared budget once storage answers again", async () => {
+        const clock = virtualClock();
+        const token = `token-${uniqueName("back")}`;
+        let down = true;
+        const real = new BudgetTable(table());
+        const outage = new RestError("connect ECONNREFUSED", { code: "ECONNREFUSED" });
+        const flaky: BudgetRows = {
+            read: (...args) => (down ? Promise.reject(outage) : real.read(...args)),
+            create: (...args) => (down ? Promise.reject(outage) : real.create(...args)),
+            replace: (...args) => (down ? Promise.reject(outage) : real.replace(...args)),
+        };
+        const one = instance(clock, token, { rows: flaky });
+        const end = 2 * WINDOW_MS;
+        await clock.run([
+            async () => {
+                for (;;) {
+                    await one.limiter.acquire();
+                    if (clock.now() >= end) return;
+                    one.sentAt.push(clock.now());
+                    if (clock.now() >= WINDOW_MS / 2) down = false;
+                }
+            },
+        ]);
+
+        expect(one.lines.map((line) => line.level)).toEqual(["warn", "info", "info", "info"]);
+        expect(one.lines[1]!.message).toMatch(/storage answers again; back on the shared budget/);
+        const stats = one.budget.stats();
+        expect(stats.usedOnFallback).toBeGreaterThan(0);
+        expect(stats.leased).toBeGreaterThan(0);
+        expect(one.sentAt.filter((at) => at >= WINDOW_MS).length).toBeGreaterThanOrEqual(0.85 * LIMIT);
+    });
+});
