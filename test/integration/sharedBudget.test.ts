@@ -106,7 +106,6 @@ describe("one Smartsheet budget per token, shared by every instance through the 
             for (const one of instances) expect(one.sentAt.length).toBeGreaterThanOrEqual(all.length / count / 2);
             const ratio = transactionsPerRequest(instances);
             expect(ratio).toBeLessThan(0.75);
-            console.info(`${who}: ${all.length} requests in 3 windows, ${ratio.toFixed(2)} storage transactions per request`);
         });
     }
 
