@@ -1,7 +1,7 @@
 import * as df from "durable-functions";
 import { provisionProduct } from "../orchestrators/provisionProduct";
 import { appConfig } from "../shared/composition";
-import { OrchestrationNames } from "../shared/provisioning/contracts";
+import { OrchestrationNames } from "../shared/orchestration/startAttempt";
 
 const config = appConfig();
 

@@ -9,6 +9,7 @@ import {
     type InvalidJob,
     type StoredJob,
 } from "../jobs/JobStore";
+import { JobLife } from "../jobs/jobLife";
 import { instanceIdFor } from "../naming/instanceIds";
 import { cleanText, composeProductNames, NameDoesNotFitError } from "../naming/productNames";
 import type { Orchestrations } from "../orchestration/Orchestrations";
@@ -264,7 +265,7 @@ async function createOrKeep(deps: SweepDeps, row: Parameters<SweepDeps["jobs"]["
 /** Replaces a rejected job's row; false when someone else wrote it since it was read. */
 async function replaceOrKeep(deps: SweepDeps, stored: StoredJob, next: Parameters<SweepDeps["jobs"]["create"]>[0]): Promise<boolean> {
     try {
-        await deps.jobs.replace(stored, next, { from: ["rejected"] });
+        await deps.jobs.replace(stored, next, { from: JobLife.reconsider.from });
         return true;
     } catch (error) {
         if (error instanceof JobConcurrencyError || error instanceof JobStateConflictError) return false;

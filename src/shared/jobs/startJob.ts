@@ -1,5 +1,5 @@
-import { OrchestrationNames } from "../provisioning/contracts";
 import { LIVE_STATUSES, type Orchestrations } from "../orchestration/Orchestrations";
+import { startAttempt } from "../orchestration/startAttempt";
 import type { Logger } from "../provisioning/ProvisioningDeps";
 import { currentInstanceId, formatJobKey, OPEN_STATES } from "./JobRow";
 import type { JobStore } from "./JobStore";
@@ -49,7 +49,7 @@ export async function startJob(deps: StarterDeps, entry: unknown): Promise<Start
         return "nothing-to-do";
     }
     try {
-        await deps.orchestrations.start(OrchestrationNames.provisionProduct, instanceId, { jobKey: key, attempt: row.attempt });
+        await startAttempt(deps.orchestrations, key, row.attempt);
     } catch (error) {
         // The host refuses a start on a live id with a generic error: a concurrent delivery won.
         const now = await deps.orchestrations.status(instanceId);

@@ -1,8 +1,6 @@
 import { z } from "zod";
 import { JobKeyParts, JobState, Stage } from "../jobs/JobRow";
 
-export const OrchestrationNames = { provisionProduct: "provisionProduct" } as const;
-
 /** The external event a person raises (through the unpark endpoint) to resume a parked job. */
 export const UNPARK_EVENT = "unpark";
 

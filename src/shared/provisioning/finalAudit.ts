@@ -1,5 +1,5 @@
 import { formatJobKey, type JobRow, type LateWriteRemoval } from "../jobs/JobRow";
-import { transitionLine } from "../jobs/transitions";
+import { transitionLine } from "../jobs/jobLife";
 import type { FolderChild } from "../smartsheet/model";
 import { namesOf } from "./copyStage";
 import type { StepInput, StepOutcome } from "./contracts";

@@ -1,7 +1,7 @@
 import { IntakeColumns, IntakeStatus } from "../intake/intakeStatus";
 import { columnIdsByTitle } from "../smartsheet/columns";
 import { formatJobKey, keyOf, Stage, type JobRow } from "../jobs/JobRow";
-import { transitionLine } from "../jobs/transitions";
+import { JobLife, transitionLine } from "../jobs/jobLife";
 import type { SmartsheetPort } from "../smartsheet/SmartsheetPort";
 import type { BeginInput, EnterStageInput, ParkInput, StepInput, StepOutcome } from "./contracts";
 import { tellOpsOfParking } from "./parkAlert";
@@ -22,16 +22,10 @@ export function beginAttempt(deps: ProvisioningDeps, input: BeginInput): Promise
         input,
         "beginAttempt",
         async (context) => {
-            if (context.row.state === "parked") return;
-            await context.update((row) => ({
-                ...row,
-                state: "running",
-                stage: row.stage ?? "copy",
-                copyStartedAt: row.copyStartedAt ?? deps.now().toISOString(),
-            }));
+            await context.update((row) => JobLife.begin.apply(row, deps.now().toISOString()));
             if (context.row.state === "queued") deps.log.info(transitionLine(input.jobKey, "queued", "running", `attempt ${input.attempt}`));
         },
-        { from: ["queued", "running", "parked"] },
+        { from: JobLife.begin.from },
     );
 }
 
@@ -58,10 +52,10 @@ export function completeJob(deps: ProvisioningDeps, input: StepInput): Promise<S
         async (context) => {
             if (context.row.state === "done") return;
             await recordIntakeStatus(deps, context, IntakeStatus.done, { folderLink: context.row.folderLink, current: (row) => row.state === "running" });
-            await context.update((row) => ({ ...row, state: "done", stage: "register" }));
+            await context.update((row) => JobLife.complete.apply(row));
             deps.log.info(transitionLine(input.jobKey, "running", "done", `${context.row.productCode} provisioned`));
         },
-        { from: ["running", "done"] },
+        { from: JobLife.complete.from },
     );
 }
 
@@ -76,26 +70,13 @@ export function parkJob(deps: ProvisioningDeps, input: ParkInput): Promise<StepO
         input,
         "parkJob",
         async (context) => {
-            const parked = await context.update((row) =>
-                row.state === "parked" && row.parkReason === input.reason
-                    ? undefined
-                    : {
-                          ...row,
-                          state: "parked",
-                          stage: input.stage,
-                          parkReason: input.reason,
-                          parkedAt: deps.now().toISOString(),
-                          parkAlerted: false,
-                          parkAlertAttempts: 0,
-                          parkAlertError: undefined,
-                      },
-            );
+            const parked = await context.update((row) => JobLife.park.apply(row, { reason: input.reason, stage: input.stage, now: deps.now().toISOString() }));
             if (!parked.parkAlerted) await tellOpsOfParking(deps, input.jobKey, transitionLine(input.jobKey, "running", "parked", input.reason));
             await recordIntakeStatus(deps, context, IntakeStatus.stalled(input.reason), {
                 current: (row) => row.state === "parked" && row.parkReason === input.reason,
             });
         },
-        { from: ["running", "parked"] },
+        { from: JobLife.park.from },
     );
 }
 
@@ -107,21 +88,14 @@ export function resumeJob(deps: ProvisioningDeps, input: StepInput): Promise<Ste
         "resumeJob",
         async (context) => {
             if (context.row.state !== "running") {
-                await context.update((row) => ({
-                    ...row,
-                    state: "running",
-                    recoveries: 0,
-                    parkReason: undefined,
-                    parkedAt: undefined,
-                    parkAlerted: false,
-                }));
+                await context.update((row) => JobLife.resume.apply(row));
                 deps.log.info(transitionLine(input.jobKey, "parked", "running", `unparked; the ${context.row.stage ?? "copy"} stage runs again`));
             }
             if (IntakeStatus.isStalled(context.row.intakeStatus)) {
                 await recordIntakeStatus(deps, context, IntakeStatus.inProgress, { current: (row) => row.state === "running" });
             }
         },
-        { from: ["parked", "running"] },
+        { from: JobLife.resume.from },
     );
 }
 

@@ -1,5 +1,6 @@
 import { formatJobKey, type JobKey, type JobRow } from "../jobs/JobRow";
 import { JobConcurrencyError, JobStateConflictError } from "../jobs/JobStore";
+import { JobLife } from "../jobs/jobLife";
 import { cleanText } from "../naming/productNames";
 import type { ProvisioningDeps } from "./ProvisioningDeps";
 
@@ -36,7 +37,7 @@ export async function tellOpsOfParking(
                 latest.parkedAt !== row.parkedAt
                     ? undefined // a later parking: its own alert decides
                     : { ...latest, parkAlerted: failure === undefined, parkAlertAttempts: latest.parkAlertAttempts + 1, parkAlertError: failure },
-            { from: ["parked"] },
+            { from: JobLife.whileParked.from },
         );
     } catch (error) {
         if (!(error instanceof JobConcurrencyError || error instanceof JobStateConflictError)) throw error;

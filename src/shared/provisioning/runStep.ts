@@ -1,5 +1,6 @@
 import type { JobRow, JobRowInput, JobState } from "../jobs/JobRow";
 import { formatJobKey } from "../jobs/JobRow";
+import { JobLife } from "../jobs/jobLife";
 import { JobStateConflictError } from "../jobs/JobStore";
 import { NameDoesNotFitError } from "../naming/productNames";
 import { isSmartsheetError } from "../smartsheet/errors";
@@ -41,7 +42,7 @@ export async function runStep(
     options: { from?: readonly JobState[] } = {},
 ): Promise<StepOutcome> {
     const key = input.jobKey;
-    const from = options.from ?? ["running"];
+    const from = options.from ?? JobLife.work.from;
     const smartsheet = deps.smartsheet.withOwnTally((message) => deps.log.warn(`job ${formatJobKey(key)}: ${message}`));
     const fenced = (change: (row: JobRow) => JobRowInput | undefined) => (row: JobRow) => {
         if (row.instanceId !== input.instanceId) {

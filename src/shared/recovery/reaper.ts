@@ -1,10 +1,10 @@
 import { IntakeStatus } from "../intake/intakeStatus";
 import { currentInstanceId, formatJobKey, keyOf, OPEN_STATES, type JobRow } from "../jobs/JobRow";
 import { JobConcurrencyError, JobStateConflictError, readOrReport, reportInvalidJobs, type InvalidJob, type StoredJob } from "../jobs/JobStore";
-import { transitionLine } from "../jobs/transitions";
+import { JobLife, transitionLine } from "../jobs/jobLife";
 import { instanceIdFor } from "../naming/instanceIds";
 import { LIVE_STATUSES, type OrchestrationState } from "../orchestration/Orchestrations";
-import { OrchestrationNames } from "../provisioning/contracts";
+import { startAttempt } from "../orchestration/startAttempt";
 import { writeIntakeStatus } from "../provisioning/lifecycle";
 import { tellOpsOfParking } from "../provisioning/parkAlert";
 import { reconcileJobs, type RecoveryDeps } from "./reconcile";
@@ -123,10 +123,8 @@ async function takeOver(deps: RecoveryDeps, stored: StoredJob, status: Orchestra
     try {
         await deps.jobs.replace(
             stored,
-            parking
-                ? { ...row, attempt, instanceId, state: "parked", parkReason: reason, parkedAt: now, parkAlerted: false, parkAlertAttempts: 0, parkAlertError: undefined, lastProgressAt: now }
-                : { ...row, attempt, instanceId, recoveries: row.recoveries + 1, lastProgressAt: now, lastError: `taken over: ${why}` },
-            { from: [row.state] },
+            parking ? JobLife.parkAfterRecoveries.apply(row, { instanceId, reason, now }) : JobLife.takeOver.apply(row, { instanceId, why, now }),
+            { from: parking ? JobLife.parkAfterRecoveries.from : JobLife.takeOver.from },
         );
     } catch (error) {
         if (error instanceof JobConcurrencyError || error instanceof JobStateConflictError) {
@@ -158,7 +156,7 @@ async function takeOver(deps: RecoveryDeps, stored: StoredJob, status: Orchestra
                     ...columns,
                     smartsheetCalls: current.smartsheetCalls + spent.calls().total,
                 }),
-                { from: ["parked"] },
+                { from: JobLife.whileParked.from },
             );
         } catch (error) {
             deps.log.error(`job ${key.pk}-${key.rk}: could not write the stall onto the intake row: ${String(error)}; ops has been told`);
@@ -169,9 +167,7 @@ async function takeOver(deps: RecoveryDeps, stored: StoredJob, status: Orchestra
     }
     // The new instance finishes the job (or, when parked, waits for unpark). If it cannot be
     // started now, the row still names it, and the next run of the reaper tries again.
-    await deps.orchestrations
-        .start(OrchestrationNames.provisionProduct, instanceId, { jobKey: key, attempt })
-        .catch((error: unknown) => deps.log.error(`job ${key.pk}-${key.rk}: starting ${instanceId} failed: ${String(error)}`));
+    await startAttempt(deps.orchestrations, key, attempt).catch((error: unknown) => deps.log.error(`job ${key.pk}-${key.rk}: starting ${instanceId} failed: ${String(error)}`));
     return line;
 }
 

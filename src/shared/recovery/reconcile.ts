@@ -1,4 +1,4 @@
-import { ACTIVE_STATES, currentInstanceId, type JobKey } from "../jobs/JobRow";
+import { currentInstanceId, type JobKey } from "../jobs/JobRow";
 import {
     JobConcurrencyError,
     JobStateConflictError,
@@ -8,7 +8,7 @@ import {
     type InvalidJob,
     type Listing,
 } from "../jobs/JobStore";
-import { transitionLine } from "../jobs/transitions";
+import { JobLife, transitionLine } from "../jobs/jobLife";
 import type { OrchestrationState, Orchestrations } from "../orchestration/Orchestrations";
 import type { ProvisioningDeps } from "../provisioning/ProvisioningDeps";
 
@@ -53,10 +53,10 @@ export async function reconcileJobs(deps: RecoveryDeps, occasion: string, index?
         statuses.set(instanceId, status);
         if (!finishedTheJob(status)) continue;
         const stored = await readOrReport(() => deps.jobs.get(key), key, invalid);
-        if (!stored || currentInstanceId(stored.row) !== instanceId || !ACTIVE_STATES.includes(stored.row.state)) continue;
+        if (!stored || currentInstanceId(stored.row) !== instanceId || !JobLife.missedDone.from.includes(stored.row.state)) continue;
         const from = stored.row.state;
         try {
-            await deps.jobs.replace(stored, { ...stored.row, state: "done", stage: "register", claims: {} }, { from: [from] });
+            await deps.jobs.replace(stored, JobLife.missedDone.apply(stored.row), { from: JobLife.missedDone.from });
         } catch (error) {
             // Someone else wrote it meanwhile; the next run looks again.
             if (error instanceof JobConcurrencyError || error instanceof JobStateConflictError) continue;

@@ -3,10 +3,11 @@ import { hasHiddenCharacters, logLine } from "../text/logText";
 import { problem, type ApiResponse } from "../jobs/jobsApi";
 import { currentInstanceId, formatJobKey, parseJobKey } from "../jobs/JobRow";
 import { JobConcurrencyError, JobStateConflictError } from "../jobs/JobStore";
-import { transitionLine } from "../jobs/transitions";
+import { JobLife, transitionLine } from "../jobs/jobLife";
 import { instanceIdFor } from "../naming/instanceIds";
 import { LIVE_STATUSES } from "../orchestration/Orchestrations";
-import { OrchestrationNames, UNPARK_EVENT, type UnparkEvent } from "../provisioning/contracts";
+import { startAttempt } from "../orchestration/startAttempt";
+import { UNPARK_EVENT, type UnparkEvent } from "../provisioning/contracts";
 import type { RecoveryDeps } from "./reconcile";
 
 const plainText = (max: number) =>
@@ -66,7 +67,7 @@ export async function unparkJob(deps: RecoveryDeps, jobKeyText: string, bodyText
     const trail = { by, note: request.data.note, at: deps.now().toISOString(), parkReason: row.parkReason };
     if (status && LIVE_STATUSES.includes(status.runtimeStatus)) {
         try {
-            await deps.jobs.replace(stored, { ...row, unparks: [...row.unparks, trail] }, { from: ["parked"] });
+            await deps.jobs.replace(stored, { ...row, unparks: [...row.unparks, trail] }, { from: JobLife.whileParked.from });
         } catch (error) {
             if (error instanceof JobConcurrencyError || error instanceof JobStateConflictError) {
                 return problem(409, `Job ${jobKey} changed while it was being unparked; look at it again.`);
@@ -83,29 +84,16 @@ export async function unparkJob(deps: RecoveryDeps, jobKeyText: string, bodyText
     const attempt = row.attempt + 1;
     const next = instanceIdFor(key, attempt);
     try {
-        await deps.jobs.replace(
-            stored,
-            {
-                ...row,
-                state: "running",
-                attempt,
-                instanceId: next,
-                recoveries: 0,
-                parkReason: undefined,
-                parkedAt: undefined,
-                parkAlerted: false,
-                lastProgressAt: deps.now().toISOString(),
-                unparks: [...row.unparks, trail],
-            },
-            { from: ["parked"] },
-        );
+        await deps.jobs.replace(stored, JobLife.unparkToNewAttempt.apply(row, { trail, instanceId: next, now: deps.now().toISOString() }), {
+            from: JobLife.unparkToNewAttempt.from,
+        });
     } catch (error) {
         if (error instanceof JobConcurrencyError || error instanceof JobStateConflictError) {
             return problem(409, `Job ${jobKey} changed while it was being unparked; look at it again.`);
         }
         throw error;
     }
-    await deps.orchestrations.start(OrchestrationNames.provisionProduct, next, { jobKey: key, attempt });
+    await startAttempt(deps.orchestrations, key, attempt);
     deps.log.info(
         transitionLine(key, "parked", "running", `unparked by ${by}; ${instanceId} was ${status?.runtimeStatus ?? "gone"}, started ${next}`),
     );

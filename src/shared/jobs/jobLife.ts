@@ -1,0 +1,111 @@
+import { formatJobKey, type JobKey, type JobRow, type JobState, type Stage } from "./JobRow";
+
+/**
+ * The job's life in one place. Each transition names the states a job may be in when it is
+ * taken (every write of it is conditional on them and on the row's ETag), what it changes on the
+ * row, and the state it leads to. The steps, the reaper, reconciliation, unpark and the sweep
+ * all change a job's state through these and log the change with `transitionLine`. `apply`
+ * answers `undefined` when the row already is what the transition leads to (a redelivery).
+ *
+ *   (new row) ──sweep──▶ queued ──begin──▶ running ──complete──▶ done
+ *        │                 │                 │  ▲
+ *        └──▶ rejected ◀───┘ requeue/reject  park│ │resume / unpark
+ *                                            ▼  │
+ *                                           parked
+ *   take-over: queued|running → same state, next attempt (or parked after too many recoveries)
+ */
+export const JobLife = {
+    /** A step of the running job: progress on the row, no change of state. */
+    work: { from: states("running") },
+    /** Bookkeeping of a parked job (its alert, its stall on the intake row, an unpark's audit trail): no change of state. */
+    whileParked: { from: states("parked") },
+    /** The first step of an attempt; a redelivery or a recovery instance finds it running or parked already. */
+    begin: {
+        from: states("queued", "running", "parked"),
+        apply: (row: JobRow, now: string): JobRow | undefined =>
+            row.state === "parked" ? undefined : { ...row, state: "running", stage: row.stage ?? "copy", copyStartedAt: row.copyStartedAt ?? now },
+    },
+    /** The final audit passed: the product is done. */
+    complete: {
+        from: states("running", "done"),
+        apply: (row: JobRow): JobRow => ({ ...row, state: "done", stage: "register" }),
+    },
+    /** A permanent problem: a person has to act. Ops is told after this write, until a 2xx says it was heard. */
+    park: {
+        from: states("running", "parked"),
+        apply: (row: JobRow, parking: { reason: string; stage: Stage; now: string }): JobRow | undefined =>
+            row.state === "parked" && row.parkReason === parking.reason
+                ? undefined
+                : { ...parkedRow(row, parking.reason, parking.now), stage: parking.stage },
+    },
+    /** The unpark event reached the waiting orchestration: the parked stage runs again with a fresh recovery budget. */
+    resume: {
+        from: states("parked", "running"),
+        apply: (row: JobRow): JobRow | undefined =>
+            row.state === "running" ? undefined : { ...row, state: "running", recoveries: 0, parkReason: undefined, parkedAt: undefined, parkAlerted: false },
+    },
+    /** An unpark request with no instance waiting: the next attempt starts at the parked stage. */
+    unparkToNewAttempt: {
+        from: states("parked"),
+        apply: (row: JobRow, unpark: { trail: JobRow["unparks"][number]; instanceId: string; now: string }): JobRow => ({
+            ...row,
+            state: "running",
+            attempt: row.attempt + 1,
+            instanceId: unpark.instanceId,
+            recoveries: 0,
+            parkReason: undefined,
+            parkedAt: undefined,
+            parkAlerted: false,
+            lastProgressAt: unpark.now,
+            unparks: [...row.unparks, unpark.trail],
+        }),
+    },
+    /** The reaper takes over a job without progress: the next attempt continues from the row. */
+    takeOver: {
+        from: states("queued", "running"),
+        apply: (row: JobRow, takeOver: { instanceId: string; why: string; now: string }): JobRow => ({
+            ...row,
+            attempt: row.attempt + 1,
+            instanceId: takeOver.instanceId,
+            recoveries: row.recoveries + 1,
+            lastProgressAt: takeOver.now,
+            lastError: `taken over: ${takeOver.why}`,
+        }),
+    },
+    /** Too many recoveries: the reaper parks the job, and the next attempt waits for unpark. */
+    parkAfterRecoveries: {
+        from: states("queued", "running"),
+        apply: (row: JobRow, parking: { instanceId: string; reason: string; now: string }): JobRow => ({
+            ...parkedRow(row, parking.reason, parking.now),
+            attempt: row.attempt + 1,
+            instanceId: parking.instanceId,
+            lastProgressAt: parking.now,
+        }),
+    },
+    /** Reconciliation: the orchestration finished the job, the row missed it (a lost write, a deploy, an outage). */
+    missedDone: {
+        from: states("queued", "running", "parked"),
+        apply: (row: JobRow): JobRow => ({ ...row, state: "done", stage: "register", claims: {} }),
+    },
+    /** The sweep looks at a rejected job again: the row's data decides whether it stays rejected or is queued. */
+    reconsider: {
+        from: states("rejected"),
+    },
+} satisfies Record<string, { from: readonly JobState[]; apply?: (row: JobRow, ...args: never[]) => JobRow | undefined }>;
+
+/** The states a transition may be taken from. */
+function states(...allowed: JobState[]): readonly JobState[] {
+    return allowed;
+}
+
+function parkedRow(row: JobRow, reason: string, now: string): JobRow {
+    return { ...row, state: "parked", parkReason: reason, parkedAt: now, parkAlerted: false, parkAlertAttempts: 0, parkAlertError: undefined };
+}
+
+/**
+ * The one line every state change of a job is logged as, so that a count of them per run
+ * (and per week) says whether the normal path is healthy: `job <key> <from> → <to> (<why>)`.
+ */
+export function transitionLine(key: JobKey, from: string, to: string, why: string): string {
+    return `job ${formatJobKey(key)} ${from} → ${to} (${why})`;
+}

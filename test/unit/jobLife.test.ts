@@ -1,0 +1,74 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import { describe, expect, it } from "vitest";
+import { JobLife } from "../../src/shared/jobs/jobLife";
+import type { JobRow } from "../../src/shared/jobs/JobRow";
+
+const SRC = join(__dirname, "../../src");
+
+function sourceFiles(dir: string): string[] {
+    return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+        entry.isDirectory() ? sourceFiles(join(dir, entry.name)) : entry.name.endsWith(".ts") ? [join(dir, entry.name)] : [],
+    );
+}
+
+const running = {
+    intakeSheetId: "111",
+    intakeRowId: "222",
+    state: "running",
+    stage: "rename",
+    attempt: 1,
+    instanceId: "provision-111-222-a1",
+    recoveries: 1,
+    unparks: [],
+    claims: {},
+    lastProgressAt: "2026-12-01T10:00:00.000Z",
+} as unknown as JobRow;
+const NOW = "2026-12-01T12:00:00.000Z";
+
+describe("the job's life, in one place", () => {
+    it("is the only file that spells out which states a transition may start from", () => {
+        const elsewhere = sourceFiles(SRC)
+            .filter((file) => !file.endsWith(join("jobs", "jobLife.ts")))
+            .filter((file) => /from:\s*\[\s*"/.test(readFileSync(file, "utf8")))
+            .map((file) => relative(SRC, file));
+        expect(elsewhere).toEqual([]);
+    });
+
+    it("parks once per reason: the same parking again changes nothing, a new reason parks anew", () => {
+        const parked = JobLife.park.apply(running, { reason: "403 on the template", stage: "copy", now: NOW })!;
+        expect(parked).toMatchObject({ state: "parked", stage: "copy", parkReason: "403 on the template", parkedAt: NOW, parkAlerted: false });
+        expect(JobLife.park.apply(parked, { reason: "403 on the template", stage: "copy", now: "later" })).toBeUndefined();
+        expect(JobLife.park.apply(parked, { reason: "name too long", stage: "copy", now: "later" })).toMatchObject({ parkReason: "name too long" });
+    });
+
+    it("resumes a parked job with a fresh recovery budget, and leaves a running one alone", () => {
+        const parked = JobLife.park.apply(running, { reason: "x", stage: "rename", now: NOW })!;
+        expect(JobLife.resume.apply(parked)).toMatchObject({ state: "running", recoveries: 0, parkReason: undefined, parkedAt: undefined });
+        expect(JobLife.resume.apply(running)).toBeUndefined();
+    });
+
+    it("a take-over is the next attempt under a new instance, one recovery more; after too many it parks instead", () => {
+        const next = JobLife.takeOver.apply(running, { instanceId: "provision-111-222-a2", why: "a1 is gone", now: NOW });
+        expect(next).toMatchObject({ state: "running", attempt: 2, instanceId: "provision-111-222-a2", recoveries: 2, lastProgressAt: NOW });
+        const parked = JobLife.parkAfterRecoveries.apply(running, { instanceId: "provision-111-222-a2", reason: "No progress", now: NOW });
+        expect(parked).toMatchObject({ state: "parked", attempt: 2, instanceId: "provision-111-222-a2", parkReason: "No progress", recoveries: 1 });
+    });
+
+    it("an unpark with nobody waiting starts the next attempt at the parked stage and keeps who asked", () => {
+        const parked = JobLife.park.apply(running, { reason: "x", stage: "rename", now: NOW })!;
+        const trail = { by: "dana", at: NOW, parkReason: "x" };
+        const next = JobLife.unparkToNewAttempt.apply(parked, { trail, instanceId: "provision-111-222-a2", now: NOW });
+        expect(next).toMatchObject({ state: "running", stage: "rename", attempt: 2, recoveries: 0, unparks: [trail] });
+    });
+
+    it("only open jobs are taken over, only finished orchestrations' rows are reconciled to done", () => {
+        expect(JobLife.takeOver.from).toEqual(["queued", "running"]);
+        expect(JobLife.missedDone.from).not.toContain("done");
+        expect(JobLife.missedDone.apply({ ...running, claims: { folder: { claimedAt: NOW, by: "x", writing: true } } })).toMatchObject({
+            state: "done",
+            claims: {},
+        });
+        expect(JobLife.begin.apply({ ...running, state: "parked" }, NOW)).toBeUndefined();
+    });
+});
