@@ -1,7 +1,7 @@
 import * as df from "durable-functions";
 import { app } from "@azure/functions";
 import { appConfig, jobStore } from "../shared/composition";
-import { getJob, listJobs } from "../shared/jobs/jobsApi";
+import { getJob, listJobs } from "../shared/recovery/jobsApi";
 import { orchestrationsOver } from "../shared/orchestration/Orchestrations";
 
 app.http("listJobs", {

@@ -1,6 +1,6 @@
 import * as df from "durable-functions";
 import { appConfig, starterDeps } from "../shared/composition";
-import { startJob } from "../shared/jobs/startJob";
+import { startJob } from "../shared/orchestration/startJob";
 
 df.app.client.storageQueue("provisionStarter", {
     queueName: appConfig().PROVISION_QUEUE,

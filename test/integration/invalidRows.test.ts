@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { sweepIntake } from "../../src/shared/intake/intakeSweep";
 import { formatJobKey, type JobKey } from "../../src/shared/jobs/JobRow";
-import { getJob, listJobs } from "../../src/shared/jobs/jobsApi";
+import { getJob, listJobs } from "../../src/shared/recovery/jobsApi";
 import { reap } from "../../src/shared/recovery/reaper";
 import { reconcileJobs } from "../../src/shared/recovery/reconcile";
 import { storageAccessOf, tableClientFor } from "../../src/shared/storage";

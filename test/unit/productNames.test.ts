@@ -7,7 +7,7 @@ import {
     NameDoesNotFitError,
     referenceName,
 } from "../../src/shared/naming/productNames";
-import { IntakeStatus } from "../../src/shared/intake/intakeStatus";
+import { IntakeStatus } from "../../src/shared/intakeRow/intakeStatus";
 
 const TEMPLATE = ["Document Register", "Translations", "Specifications", "Approvals", "Suppliers", "Change Log", "Risk Register"];
 

@@ -10,7 +10,7 @@ import {
     type StoredJob,
 } from "../jobs/JobStore";
 import { JobLife } from "../jobs/jobLife";
-import { instanceIdFor } from "../naming/instanceIds";
+import { instanceIdFor } from "../jobs/instanceIds";
 import { cleanText, composeProductNames, NameDoesNotFitError } from "../naming/productNames";
 import type { Orchestrations } from "../orchestration/Orchestrations";
 import type { Blueprint } from "../provisioning/Blueprint";
@@ -19,7 +19,7 @@ import type { ProvisioningDeps } from "../provisioning/ProvisioningDeps";
 import { columnIdsByTitle } from "../smartsheet/columns";
 import type { Cell, Sheet } from "../smartsheet/model";
 import type { RowUpdate } from "../smartsheet/SmartsheetPort";
-import { IntakeColumns, IntakeStatus } from "./intakeStatus";
+import { IntakeColumns, IntakeStatus } from "../intakeRow/intakeStatus";
 
 export interface SweepDeps extends ProvisioningDeps {
     orchestrations: Orchestrations;

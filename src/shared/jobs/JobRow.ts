@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { instanceIdFor } from "../naming/instanceIds";
+import { instanceIdFor } from "./instanceIds";
 
 export const JobState = z.enum(["queued", "running", "parked", "done", "rejected"]);
 export type JobState = z.infer<typeof JobState>;

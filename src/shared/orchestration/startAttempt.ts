@@ -1,5 +1,5 @@
 import type { JobKey } from "../jobs/JobRow";
-import { instanceIdFor } from "../naming/instanceIds";
+import { instanceIdFor } from "../jobs/instanceIds";
 import type { Orchestrations } from "./Orchestrations";
 
 export const OrchestrationNames = { provisionProduct: "provisionProduct" } as const;

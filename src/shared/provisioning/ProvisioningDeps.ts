@@ -1,13 +1,8 @@
 import type { Config } from "../config";
 import type { JobStore } from "../jobs/JobStore";
+import type { Logger } from "../logger";
 import type { SmartsheetPort } from "../smartsheet/SmartsheetPort";
 import type { BlueprintStore } from "./BlueprintStore";
-
-export interface Logger {
-    info(message: string): void;
-    warn(message: string): void;
-    error(message: string): void;
-}
 
 /** Everything the provisioning steps touch, injected (composition.ts builds the real one). */
 export interface ProvisioningDeps {

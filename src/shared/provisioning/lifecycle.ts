@@ -1,4 +1,4 @@
-import { IntakeColumns, IntakeStatus } from "../intake/intakeStatus";
+import { IntakeColumns, IntakeStatus } from "../intakeRow/intakeStatus";
 import { columnIdsByTitle } from "../smartsheet/columns";
 import { formatJobKey, keyOf, Stage, type JobRow } from "../jobs/JobRow";
 import { JobLife, transitionLine } from "../jobs/jobLife";

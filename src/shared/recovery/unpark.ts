@@ -1,10 +1,10 @@
 import { z } from "zod";
 import { hasHiddenCharacters, logLine } from "../text/logText";
-import { problem, type ApiResponse } from "../jobs/jobsApi";
+import { problem, type ApiResponse } from "./jobsApi";
 import { currentInstanceId, formatJobKey, parseJobKey } from "../jobs/JobRow";
 import { JobConcurrencyError, JobStateConflictError } from "../jobs/JobStore";
 import { JobLife, transitionLine } from "../jobs/jobLife";
-import { instanceIdFor } from "../naming/instanceIds";
+import { instanceIdFor } from "../jobs/instanceIds";
 import { LIVE_STATUSES } from "../orchestration/Orchestrations";
 import { startAttempt } from "../orchestration/startAttempt";
 import { UNPARK_EVENT, type UnparkEvent } from "../provisioning/contracts";

@@ -1,9 +1,9 @@
-import { LIVE_STATUSES, type Orchestrations } from "../orchestration/Orchestrations";
-import { startAttempt } from "../orchestration/startAttempt";
-import type { Logger } from "../provisioning/ProvisioningDeps";
-import { currentInstanceId, formatJobKey, OPEN_STATES } from "./JobRow";
-import type { JobStore } from "./JobStore";
-import { parseProvisionMessage } from "./ProvisionMessage";
+import { LIVE_STATUSES, type Orchestrations } from "./Orchestrations";
+import { startAttempt } from "./startAttempt";
+import type { Logger } from "../logger";
+import { currentInstanceId, formatJobKey, OPEN_STATES } from "../jobs/JobRow";
+import type { JobStore } from "../jobs/JobStore";
+import { parseProvisionMessage } from "../jobs/ProvisionMessage";
 
 export interface StarterDeps {
     jobs: JobStore;

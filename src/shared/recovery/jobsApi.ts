@@ -1,5 +1,5 @@
-import { formatJobKey, JobState, parseJobKey, type JobRow } from "./JobRow";
-import { InvalidJobRowError, type JobStore, type StoredJob } from "./JobStore";
+import { formatJobKey, JobState, parseJobKey, type JobRow } from "../jobs/JobRow";
+import { InvalidJobRowError, type JobStore, type StoredJob } from "../jobs/JobStore";
 import type { Orchestrations } from "../orchestration/Orchestrations";
 
 export interface ApiResponse {
