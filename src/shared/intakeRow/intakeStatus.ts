@@ -1,4 +1,7 @@
+import { keyOf, type JobRow } from "../jobs/JobRow";
 import { cleanText, fitText } from "../naming/productNames";
+import { columnIdsByTitle } from "../smartsheet/columns";
+import type { SmartsheetPort } from "../smartsheet/SmartsheetPort";
 
 /** Intake sheet columns, by title. `Status` and `Folder` are written by Sheetwright. */
 export const IntakeColumns = {
@@ -27,3 +30,29 @@ export const IntakeStatus = {
     isStalled: (status: string | undefined) => status?.startsWith("Stalled — ") ?? false,
     rejected: (reason: string) => `Rejected — ${shorten(reason)}`,
 } as const;
+
+/**
+ * Writes the job's intake row `Status` (and `Folder`), finding the columns once if the row does
+ * not know them; returns the column ids for the caller to record with the status.
+ */
+export async function writeIntakeStatus(
+    smartsheet: SmartsheetPort,
+    row: JobRow,
+    status: string,
+    folderLink?: string,
+): Promise<{ intakeStatusColumnId: number; intakeFolderColumnId?: number }> {
+    const { pk, rk } = keyOf(row);
+    let statusColumnId = row.intakeStatusColumnId;
+    let folderColumnId = row.intakeFolderColumnId;
+    if (!statusColumnId) {
+        const sheet = await smartsheet.getSheet(Number(pk), { rowIds: [Number(rk)] });
+        const { ids } = columnIdsByTitle(sheet, { status: IntakeColumns.status, folder: IntakeColumns.folder });
+        statusColumnId = ids.status;
+        folderColumnId = ids.folder;
+        if (!statusColumnId) throw new Error(`The intake sheet has no "${IntakeColumns.status}" column.`);
+    }
+    const cells = [{ columnId: statusColumnId, value: status }];
+    if (folderLink && folderColumnId) cells.push({ columnId: folderColumnId, value: folderLink });
+    await smartsheet.updateRows(Number(pk), [{ id: Number(rk), cells }]);
+    return { intakeStatusColumnId: statusColumnId, intakeFolderColumnId: folderColumnId };
+}

@@ -1,8 +1,6 @@
-import { IntakeColumns, IntakeStatus } from "../intakeRow/intakeStatus";
-import { columnIdsByTitle } from "../smartsheet/columns";
+import { IntakeStatus, writeIntakeStatus } from "../intakeRow/intakeStatus";
 import { formatJobKey, keyOf, Stage, type JobRow } from "../jobs/JobRow";
 import { JobLife, transitionLine } from "../jobs/jobLife";
-import type { SmartsheetPort } from "../smartsheet/SmartsheetPort";
 import type { BeginInput, EnterStageInput, ParkInput, StepInput, StepOutcome } from "./contracts";
 import { tellOpsOfParking } from "./parkAlert";
 import { isSmartsheetError } from "../smartsheet/errors";
@@ -130,30 +128,4 @@ async function recordIntakeStatus(
         deps.log.error(`job ${key}: could not write "${status}" onto intake row ${context.row.intakeRowId} (${error.message}); the job goes on`);
         await context.update((row) => ({ ...row, intakeStatusError: error.message }));
     }
-}
-
-/**
- * Writes the job's intake row `Status` (and `Folder`), finding the columns once if the row does
- * not know them; returns the column ids for the caller to record with the status.
- */
-export async function writeIntakeStatus(
-    smartsheet: SmartsheetPort,
-    row: JobRow,
-    status: string,
-    folderLink?: string,
-): Promise<{ intakeStatusColumnId: number; intakeFolderColumnId?: number }> {
-    const { pk, rk } = keyOf(row);
-    let statusColumnId = row.intakeStatusColumnId;
-    let folderColumnId = row.intakeFolderColumnId;
-    if (!statusColumnId) {
-        const sheet = await smartsheet.getSheet(Number(pk), { rowIds: [Number(rk)] });
-        const { ids } = columnIdsByTitle(sheet, { status: IntakeColumns.status, folder: IntakeColumns.folder });
-        statusColumnId = ids.status;
-        folderColumnId = ids.folder;
-        if (!statusColumnId) throw new Error(`The intake sheet has no "${IntakeColumns.status}" column.`);
-    }
-    const cells = [{ columnId: statusColumnId, value: status }];
-    if (folderLink && folderColumnId) cells.push({ columnId: folderColumnId, value: folderLink });
-    await smartsheet.updateRows(Number(pk), [{ id: Number(rk), cells }]);
-    return { intakeStatusColumnId: statusColumnId, intakeFolderColumnId: folderColumnId };
 }

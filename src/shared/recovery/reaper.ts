@@ -1,11 +1,10 @@
-import { IntakeStatus } from "../intakeRow/intakeStatus";
+import { IntakeStatus, writeIntakeStatus } from "../intakeRow/intakeStatus";
 import { currentInstanceId, formatJobKey, keyOf, OPEN_STATES, type JobRow } from "../jobs/JobRow";
 import { JobConcurrencyError, JobStateConflictError, readOrReport, reportInvalidJobs, type InvalidJob, type StoredJob } from "../jobs/JobStore";
 import { JobLife, transitionLine } from "../jobs/jobLife";
 import { instanceIdFor } from "../jobs/instanceIds";
 import { LIVE_STATUSES, type OrchestrationState } from "../orchestration/Orchestrations";
 import { startAttempt } from "../orchestration/startAttempt";
-import { writeIntakeStatus } from "../provisioning/lifecycle";
 import { tellOpsOfParking } from "../provisioning/parkAlert";
 import { reconcileJobs, type RecoveryDeps } from "./reconcile";
 
