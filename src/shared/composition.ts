@@ -19,6 +19,7 @@ import { SharedTokenBudget } from "./smartsheet/SharedTokenBudget";
 import { queueClientFor, storageAccessOf, tableClientFor } from "./storage";
 import { logLine } from "./text/logText";
 import type { TableClient } from "@azure/data-tables";
+import { WebhookAlertChannel, type AlertChannel } from "./alerts/AlertChannel";
 import type { QueueClient } from "@azure/storage-queue";
 
 /** Long-lived clients, built once per process from the validated configuration. */
@@ -27,6 +28,7 @@ interface Shared {
     jobs: JobStore;
     blueprints: BlueprintStore;
     smartsheet: SdkSmartsheet;
+    alerts?: AlertChannel;
     queue: QueueClient;
     poisonQueue: QueueClient;
     reconcileQueue: QueueClient;
@@ -69,6 +71,7 @@ function build(config: Config): Shared {
         jobs: new JobStore(table),
         blueprints: new BlueprintStore(table),
         smartsheet,
+        alerts: config.ALERT_WEBHOOK_URL ? new WebhookAlertChannel(config.ALERT_WEBHOOK_URL) : undefined,
         queue,
         poisonQueue,
         reconcileQueue,
@@ -124,12 +127,13 @@ export function loggerFor(context: InvocationContext): Logger {
 
 export async function provisioningDeps(context: InvocationContext): Promise<ProvisioningDeps> {
     await ensureStorage();
-    const { config, jobs, blueprints, smartsheet } = shared!;
+    const { config, jobs, blueprints, smartsheet, alerts } = shared!;
     return {
         config,
         jobs,
         blueprints,
         smartsheet,
+        alerts,
         log: loggerFor(context),
         now: () => new Date(),
         sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),

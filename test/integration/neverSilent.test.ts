@@ -1,3 +1,4 @@
+import { WebhookAlertChannel } from "../../src/shared/alerts/AlertChannel";
 import { afterEach, describe, expect, it } from "vitest";
 import { sweepIntake } from "../../src/shared/intake/intakeSweep";
 import { formatJobKey } from "../../src/shared/jobs/JobRow";
@@ -21,7 +22,7 @@ describe("never silent: the customer's intake row is not the only way ops hears"
         const { deps } = harness.current;
         const hook = await alertInbox();
         closers.push(hook.close);
-        const alerting = { ...deps, config: { ...deps.config, ALERT_WEBHOOK_URL: hook.url } };
+        const alerting = { ...deps, alerts: new WebhookAlertChannel(hook.url) };
         await sweepIntake(alerting);
         const key = deps.enqueued[0]!;
         const step = { jobKey: key, instanceId: (await deps.jobs.require(key)).row.instanceId! };

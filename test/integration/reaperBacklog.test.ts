@@ -1,3 +1,4 @@
+import { WebhookAlertChannel } from "../../src/shared/alerts/AlertChannel";
 import { createServer } from "node:http";
 import { describe, expect, it } from "vitest";
 import { sweepIntake } from "../../src/shared/intake/intakeSweep";
@@ -116,7 +117,7 @@ describe("never silent: the reaper retries park alerts that did not go through",
         try {
             const { port } = server.address() as { port: number };
             const base = harness.current.deps;
-            const deps = { ...base, config: { ...base.config, ALERT_WEBHOOK_URL: `http://127.0.0.1:${port}/hook` } };
+            const deps = { ...base, alerts: new WebhookAlertChannel(`http://127.0.0.1:${port}/hook`) };
             await sweepIntake(deps);
             const key = deps.enqueued[0]!;
             const stored = await deps.jobs.update(key, (row) => ({ ...row, state: "running", recoveries: 3, lastProgressAt: ago(WINDOW_MS + 60_000) }), { from: ["queued"] });

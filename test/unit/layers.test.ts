@@ -11,6 +11,7 @@ const SRC = resolve(__dirname, "../../src");
 const LAYERS: string[][] = [
     ["shared/text", "shared/http", "shared/logger.ts"],
     ["shared/naming", "shared/config.ts", "shared/storage.ts", "shared/hostTimeout.ts", "shared/smartsheet"],
+    ["shared/alerts"],
     ["shared/jobs"],
     ["shared/orchestration", "shared/intakeRow"],
     ["shared/provisioning"],

@@ -1,19 +1,16 @@
 import { createServer, type Server, type ServerResponse } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
-import type { Config } from "../../src/shared/config";
-import type { JobRow } from "../../src/shared/jobs/JobRow";
-import { inertText, sendParkAlert } from "../../src/shared/provisioning/parkAlert";
+import { inertText, WebhookAlertChannel, type ParkAlert } from "../../src/shared/alerts/AlertChannel";
 
-const row = {
-    intakeSheetId: "4583173393803140",
-    intakeRowId: "1042",
+const alert: ParkAlert = {
+    jobKey: "4583173393803140-1042",
     productCode: "IND-1042",
     productName: "Pump <!channel> @here *now* [click](https://evil.example) <@U123|boss>",
     stage: "copy",
-    parkReason: "Smartsheet refused the name: `x` & <y>",
+    reason: "Smartsheet refused the name: `x` & <y>",
     recoveries: 0,
     parkedAt: "2026-12-01T10:00:00.000Z",
-} as unknown as JobRow;
+};
 
 describe("the park alert webhook", () => {
     const servers: Server[] = [];
@@ -34,12 +31,11 @@ describe("the park alert webhook", () => {
         await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
         return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`, bodies };
     }
-    const configWith = (url: string) => ({ config: { ALERT_WEBHOOK_URL: url } as Config });
 
     it("refuses to follow a redirect: the alert goes only where it was configured to go", async () => {
         const elsewhere = await receiver((response) => response.writeHead(204).end());
         const redirecting = await receiver((response) => response.writeHead(307, { location: elsewhere.url }).end());
-        await expect(sendParkAlert(configWith(redirecting.url), row)).rejects.toThrow(/answered 307; redirects are not followed/);
+        await expect(new WebhookAlertChannel(redirecting.url).send(alert)).rejects.toThrow(/answered 307; redirects are not followed/);
         expect(elsewhere.bodies).toEqual([]);
     });
 
@@ -49,12 +45,12 @@ describe("the park alert webhook", () => {
             response.write("x".repeat(1_000_000));
             // Never ends: a body that would hold a reader forever.
         });
-        await expect(sendParkAlert(configWith(endless.url), row)).resolves.toBeUndefined();
+        await expect(new WebhookAlertChannel(endless.url).send(alert)).resolves.toBeUndefined();
     });
 
     it("sends customer text as inert data: no mentions, links or markup a chat tool would act on", async () => {
         const inbox = await receiver((response) => response.writeHead(204).end());
-        await sendParkAlert(configWith(inbox.url), row);
+        await new WebhookAlertChannel(inbox.url).send(alert);
         const sent = JSON.parse(inbox.bodies[0]!) as Record<string, string>;
         for (const field of [sent.productName!, sent.reason!]) expect(field).not.toMatch(/[@<>&*_`[\]]/);
         expect(sent.productName).toBe("Pump ＜!channel＞ ＠here ＊now＊ ［click］(https://evil.example) ＜＠U123｜boss＞");

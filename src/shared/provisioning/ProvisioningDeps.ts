@@ -1,3 +1,4 @@
+import type { AlertChannel } from "../alerts/AlertChannel";
 import type { Config } from "../config";
 import type { JobStore } from "../jobs/JobStore";
 import type { Logger } from "../logger";
@@ -11,6 +12,8 @@ export interface ProvisioningDeps {
     blueprints: BlueprintStore;
     smartsheet: SmartsheetPort;
     log: Logger;
+    /** Where park alerts go; none configured: the error line in the log is the alert. */
+    alerts?: AlertChannel;
     now(): Date;
     sleep(ms: number): Promise<void>;
     /** A fresh id for each execution of an activity. */
