@@ -2,6 +2,7 @@
 // reads the validated configuration first, so bad settings stop the app from loading with one
 // message that names every problem.
 import "./functions/intakeSweep";
+import "./functions/intakeFullSweep";
 import "./functions/provisionStarter";
 import "./functions/provisionProduct";
 import "./functions/provisioningActivities";

@@ -3,6 +3,7 @@ import type { InvocationContext } from "@azure/functions";
 import type * as df from "durable-functions";
 import { loadConfig, timingOf, type Config } from "./config";
 import { functionTimeoutMs } from "./hostTimeout";
+import { IntakeCursorStore } from "./intake/IntakeCursorStore";
 import type { SweepDeps } from "./intake/intakeSweep";
 import { JobStore } from "./jobs/JobStore";
 import { provisionMessage } from "./jobs/ProvisionMessage";
@@ -27,6 +28,7 @@ interface Shared {
     config: Config;
     jobs: JobStore;
     blueprints: BlueprintStore;
+    cursors: IntakeCursorStore;
     smartsheet: SdkSmartsheet;
     alerts?: AlertChannel;
     queue: QueueClient;
@@ -70,6 +72,7 @@ function build(config: Config): Shared {
         config,
         jobs: new JobStore(table),
         blueprints: new BlueprintStore(table),
+        cursors: new IntakeCursorStore(table),
         smartsheet,
         alerts: config.ALERT_WEBHOOK_URL ? new WebhookAlertChannel(config.ALERT_WEBHOOK_URL) : undefined,
         queue,
@@ -149,6 +152,7 @@ export async function sweepDeps(context: InvocationContext, client: df.DurableCl
     return {
         ...deps,
         orchestrations: orchestrationsOver(client),
+        cursors: shared!.cursors,
         // The Functions queue trigger decodes base64 by default (messageEncoding).
         enqueue: async (key) => void (await shared!.queue.sendMessage(base64(provisionMessage(key)))),
     };

@@ -64,7 +64,8 @@ export const SETTINGS = {
     PROVISION_QUEUE: "queue carrying key-only provisioning messages",
     TASK_HUB_NAME:
         "Durable Functions task hub (host.json reads it); distinct per app and slot sharing one storage account, or their orchestrations mix",
-    INTAKE_SWEEP_SCHEDULE: "NCRONTAB schedule of the intake sweep",
+    INTAKE_SWEEP_SCHEDULE: "NCRONTAB schedule of the intake sweep (reads the rows changed since its cursor)",
+    INTAKE_FULL_SWEEP_SCHEDULE: "NCRONTAB schedule of the full intake sweep (reads every row; catches what the cursor missed)",
     REAPER_SCHEDULE: "NCRONTAB schedule of the reaper",
     STALE_AFTER_MINUTES: "a job without progress for longer than this is taken over by the reaper",
     MAX_RECOVERIES: "recoveries before a job is parked for a person",
@@ -113,6 +114,7 @@ export const Config = z.object({
         .string({ error: "missing" })
         .regex(/^[A-Za-z][A-Za-z0-9]{2,44}$/, "expected 3–45 letters and digits, starting with a letter (Durable Functions task hub rules)"),
     INTAKE_SWEEP_SCHEDULE: ncrontab.default("0 0,30 8-18 * * 1-5"),
+    INTAKE_FULL_SWEEP_SCHEDULE: ncrontab.default("0 30 2 * * *"),
     REAPER_SCHEDULE: ncrontab.default("0 */5 * * * *"),
     STALE_AFTER_MINUTES: z.coerce
         .number({ error: "expected minutes, e.g. 15" })
@@ -303,6 +305,7 @@ const SHOWN_AS: Record<SettingName, "value" | "origin" | "storage" | "set"> = {
     PROVISION_QUEUE: "value",
     TASK_HUB_NAME: "value",
     INTAKE_SWEEP_SCHEDULE: "value",
+    INTAKE_FULL_SWEEP_SCHEDULE: "value",
     REAPER_SCHEDULE: "value",
     STALE_AFTER_MINUTES: "value",
     MAX_RECOVERIES: "value",

@@ -348,3 +348,36 @@ describe("SdkSmartsheet against the simulator, through the official SDK", () => 
         expect(root.calls().total).toBe(3);
     });
 });
+
+describe("SdkSmartsheet reading a big sheet in pages", () => {
+    const clock = { at: Date.parse("2026-03-02T10:00:00.400Z") };
+    const context = useSimulator({ clock: () => clock.at });
+
+    it("reads every row past the first 500, one call a page, and only the rows modified since an instant in one call", async () => {
+        const { sim } = context;
+        sim.core.configure({ rateLimit: { requests: 100_000, windowMs: 60_000 } });
+        const smartsheet = adapter(sim);
+        const { intakeSheetId } = anchors(sim);
+        const code = (await smartsheet.getSheet(intakeSheetId)).columns.find((column) => column.title === "Product Code")!;
+        for (let start = 0; start < 1_200; start += 500) {
+            const count = Math.min(500, 1_200 - start);
+            await smartsheet.addRows(intakeSheetId, Array.from({ length: count }, (_, i) => ({ toBottom: true as const, cells: [{ columnId: code.id, value: `OLD-${start + i}` }] })));
+        }
+        const reads = () => smartsheet.calls().byOperation.getSheet ?? 0;
+
+        const before = reads();
+        const whole = await smartsheet.getSheet(intakeSheetId, { pageSize: 500 });
+        expect(whole.rows).toHaveLength(whole.totalRowCount!);
+        expect(whole.rows.length).toBeGreaterThan(1_200);
+        expect(new Set(whole.rows.map((row) => row.id)).size).toBe(whole.rows.length);
+        expect(reads() - before).toBe(Math.ceil(whole.rows.length / 500));
+
+        clock.at += 2_000;
+        const edited = whole.rows.slice(600, 602);
+        await smartsheet.updateRows(intakeSheetId, edited.map((row) => ({ id: row.id, cells: [{ columnId: code.id, value: "EDITED" }] })));
+        const beforeFiltered = reads();
+        const changed = await smartsheet.getSheet(intakeSheetId, { pageSize: 500, rowsModifiedSince: new Date(clock.at - 500) });
+        expect(changed.rows.map((row) => row.id)).toEqual(edited.map((row) => row.id));
+        expect(reads() - beforeFiltered).toBe(1);
+    });
+});

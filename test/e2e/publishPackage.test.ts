@@ -72,6 +72,7 @@ describe("the package func azure functionapp publish deploys", () => {
                 JOBS_TABLE: uniqueName("jobs").replace(/[^A-Za-z0-9]/g, ""),
                 PROVISION_QUEUE: uniqueName("provision-"),
                 INTAKE_SWEEP_SCHEDULE: "0 0 0 1 1 *",
+                INTAKE_FULL_SWEEP_SCHEDULE: "0 0 0 1 1 *",
                 REAPER_SCHEDULE: "0 0 0 1 1 *",
             },
         });
@@ -85,6 +86,7 @@ describe("the package func azure functionapp publish deploys", () => {
                     "ensureProductFolder",
                     "enterStage",
                     "getJob",
+                    "intakeFullSweep",
                     "intakeSweep",
                     "listJobs",
                     "parkJob",

@@ -63,6 +63,7 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
             JOBS_TABLE: uniqueName("jobs"),
             PROVISION_QUEUE: uniqueName("provision-"),
             INTAKE_SWEEP_SCHEDULE: NEVER,
+            INTAKE_FULL_SWEEP_SCHEDULE: NEVER,
             REAPER_SCHEDULE: NEVER,
             COPY_SETTLE_SECONDS: "1",
             SMARTSHEET_CALL_TIMEOUT_SECONDS: "5",

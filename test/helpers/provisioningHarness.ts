@@ -1,6 +1,8 @@
 import { randomUUID } from "node:crypto";
+import type { TableClient } from "@azure/data-tables";
 import { afterAll, beforeAll, beforeEach, inject } from "vitest";
 import { loadConfig, type Config } from "../../src/shared/config";
+import { IntakeCursorStore } from "../../src/shared/intake/IntakeCursorStore";
 import type { SweepDeps } from "../../src/shared/intake/intakeSweep";
 import type { JobKey } from "../../src/shared/jobs/JobRow";
 import { JobStore } from "../../src/shared/jobs/JobStore";
@@ -10,7 +12,7 @@ import type { Logger } from "../../src/shared/logger";
 import type { ProvisioningDeps } from "../../src/shared/provisioning/ProvisioningDeps";
 import { SdkSmartsheet } from "../../src/shared/smartsheet/SdkSmartsheet";
 import { storageAccessOf, tableClientFor } from "../../src/shared/storage";
-import type { RunningSimulator } from "../../tools/smartsheet-sim";
+import type { RunningSimulator, SimulatorOptions } from "../../tools/smartsheet-sim";
 import { startTestSimulator } from "../sim/simTestKit";
 import { uniqueName } from "./names";
 
@@ -25,6 +27,8 @@ export interface Harness {
         terminated: string[];
     };
     jobs: JobStore;
+    /** The Jobs table itself, for a test's own view of it. */
+    table: TableClient;
 }
 
 /** Settings for the app pointed at a simulator's seeded workspace and the test Azurite. */
@@ -50,18 +54,18 @@ export function settingsFor(sim: RunningSimulator, extra: Record<string, string>
  * The provisioning steps wired to a simulator (no latency) and a fresh jobs table, with an
  * in-memory stand-in for Durable Functions' status API. Reset before every test.
  */
-export function useProvisioningHarness(): { readonly current: Harness } {
+export function useProvisioningHarness(options: { simulator?: SimulatorOptions; settings?: Record<string, string> } = {}): { readonly current: Harness } {
     let sim: RunningSimulator | undefined;
     let harness: Harness | undefined;
     beforeAll(async () => {
-        sim = await startTestSimulator();
+        sim = await startTestSimulator(options.simulator);
     });
     afterAll(async () => {
         await sim?.close();
     });
     beforeEach(async () => {
         sim!.core.reset();
-        const config = loadConfig(settingsFor(sim!));
+        const config = loadConfig(settingsFor(sim!, options.settings));
         const table = tableClientFor(storageAccessOf(config), config.JOBS_TABLE);
         await table.createTable();
         const jobs = new JobStore(table);
@@ -102,9 +106,11 @@ export function useProvisioningHarness(): { readonly current: Harness } {
             sim: sim!,
             config,
             jobs,
+            table,
             deps: {
                 ...provisioning,
                 orchestrations,
+                cursors: new IntakeCursorStore(table),
                 enqueue: async (key) => void enqueued.push(key),
                 logs,
                 enqueued,

@@ -33,6 +33,7 @@ describe("loadConfig", () => {
             JOBS_TABLE: "SheetwrightJobs",
             PROVISION_QUEUE: "provision-jobs",
             INTAKE_SWEEP_SCHEDULE: "0 0,30 8-18 * * 1-5",
+            INTAKE_FULL_SWEEP_SCHEDULE: "0 30 2 * * *",
             STALE_AFTER_MINUTES: 15,
             MAX_RECOVERIES: 3,
             SMARTSHEET_REQUESTS_PER_MINUTE: 300,
@@ -67,14 +68,16 @@ describe("loadConfig", () => {
             PROVISION_QUEUE: "Provision_Jobs",
             STALE_AFTER_MINUTES: "0",
             INTAKE_SWEEP_SCHEDULE: "*/5 * * * *",
+            INTAKE_FULL_SWEEP_SCHEDULE: "nightly",
             SMARTSHEET_BASE_URL: "not a url",
             ALERT_WEBHOOK_URL: "http://alerts.example.com/hook",
         });
-        expect(error.problems).toHaveLength(6);
+        expect(error.problems).toHaveLength(7);
         expect(error.message).toMatch(/INTAKE_SHEET_ID: expected the numeric Smartsheet id of the intake sheet/);
         expect(error.message).toMatch(/PROVISION_QUEUE: expected 3–53 lowercase letters/);
         expect(error.message).toMatch(/STALE_AFTER_MINUTES: expected minutes, e.g. 15/);
         expect(error.message).toMatch(/INTAKE_SWEEP_SCHEDULE: expected a 6-field NCRONTAB schedule/);
+        expect(error.message).toMatch(/INTAKE_FULL_SWEEP_SCHEDULE: expected a 6-field NCRONTAB schedule, e\.g\. 0 \*\/5 \* \* \* \* \(NCRONTAB schedule of the full intake sweep/);
         expect(error.message).toMatch(/SMARTSHEET_BASE_URL: expected an absolute URL/);
         expect(error.message).toMatch(/ALERT_WEBHOOK_URL: expected an https URL/);
     });
@@ -123,6 +126,7 @@ describe("loadConfig", () => {
         expect(shown).toContain('"ALERT_WEBHOOK_URL":"https://hooks.example.com/…"');
         expect(shown).toContain('"SMARTSHEET_BASE_URL":"https://api.smartsheet.eu/…"');
         expect(shown).toContain('"INTAKE_SHEET_ID":4583173393803140');
+        expect(shown).toContain('"INTAKE_FULL_SWEEP_SCHEDULE":"0 30 2 * * *"');
     });
 
     it("takes the shared budget's lease size and fallback instance count, and says what a bad one means", () => {

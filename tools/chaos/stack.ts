@@ -78,6 +78,7 @@ export class ScheduleStack {
                 PROVISION_QUEUE: `chaos-provision-${unique}`,
                 AzureFunctionsJobHost__extensions__durableTask__hubName: `chaoshub${unique}`,
                 INTAKE_SWEEP_SCHEDULE: NEVER,
+                INTAKE_FULL_SWEEP_SCHEDULE: NEVER,
                 COPY_SETTLE_SECONDS: String(plan.copySettleSeconds),
                 ALERT_WEBHOOK_URL: `http://127.0.0.1:${(webhook.address() as { port: number }).port}/alerts`,
                 LOCALHOST_DUPLICATE_ACTIVITIES: plan.duplicateActivities,

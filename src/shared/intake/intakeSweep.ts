@@ -1,5 +1,6 @@
+import { createHash } from "node:crypto";
 import { z } from "zod";
-import { currentInstanceId, formatJobKey, type JobKey } from "../jobs/JobRow";
+import { currentInstanceId, formatJobKey, keyOf, type JobKey } from "../jobs/JobRow";
 import {
     JobConcurrencyError,
     JobExistsError,
@@ -17,21 +18,33 @@ import type { Blueprint } from "../provisioning/Blueprint";
 import { prepareBlueprint } from "../provisioning/blueprintSource";
 import type { ProvisioningDeps } from "../provisioning/ProvisioningDeps";
 import { columnIdsByTitle } from "../smartsheet/columns";
-import type { Cell, Sheet } from "../smartsheet/model";
+import type { Row, Sheet } from "../smartsheet/model";
 import type { RowUpdate } from "../smartsheet/SmartsheetPort";
 import { IntakeColumns, IntakeStatus } from "../intakeRow/intakeStatus";
+import { rowsModifiedSince, type CursorRead, type IntakeCursorStore } from "./IntakeCursorStore";
 
 export interface SweepDeps extends ProvisioningDeps {
     orchestrations: Orchestrations;
     /** Sends the key-only provisioning message for a job. */
     enqueue(key: JobKey): Promise<void>;
+    /** Where the routine sweep carries on from. */
+    cursors: IntakeCursorStore;
 }
 
+/** A routine sweep reads the rows changed since its cursor; a full sweep reads every row. */
+export type SweepKind = "routine" | "full";
+
 export interface SweepReport {
+    kind: SweepKind;
+    /** The rows read were those modified since this instant; absent when the whole sheet was read. */
+    rowsModifiedSince?: string;
+    rowsRead: number;
     approvedRows: number;
     queued: string[];
     rejected: string[];
     requeued: string[];
+    /** Jobs whose intake row needed work that a routine sweep would not have read (full sweeps only). */
+    missedByCursor: string[];
     statusesWritten: number;
     smartsheetCalls: number;
 }
@@ -65,6 +78,7 @@ export type IntakeRequest = z.infer<typeof IntakeRequest>;
 interface IntakeRow {
     rowId: number;
     rowNumber: number;
+    modifiedAt?: string;
     code: string;
     name: string;
     line: string;
@@ -72,34 +86,68 @@ interface IntakeRow {
     status: string;
 }
 
+/** Smartsheet's `rowIds` filter, kept to a URL of reasonable length. */
+const ROW_IDS_PER_READ = 100;
+
 /**
- * Turns approved intake rows that have no job yet — at any age — into job rows and key-only
- * messages, and rows with bad data into rejected jobs that say why; nothing is created in
- * Smartsheet for either. Heals queued jobs whose message was lost, and writes `Done` over a
- * status cell that says otherwise once a job can no longer move. Costs a handful of
- * Smartsheet calls per sweep, not per product: the intake sheet (paged), the product-line
- * folders, the template listing, and one batched status write.
+ * Turns approved intake rows that have no job yet into job rows and key-only messages, and rows
+ * with bad data into rejected jobs that say why; nothing is created in Smartsheet for either.
+ *
+ * A routine sweep reads only the rows modified since its cursor (the whole sheet when there is
+ * no cursor yet, or when the product lines or templates changed, since a rejected row may pass
+ * then), so its cost does not grow with the sheet: the product-line folders, the template
+ * listing, one read of the changed rows and one batched status write. What is outstanding at
+ * any age comes from the Jobs table instead: queued jobs whose message was lost are sent again,
+ * and a `Done` that never reached its intake row is written. The cursor moves to the sweep's
+ * start only once the whole sweep has succeeded. A full sweep reads every row and logs, by job
+ * key, each row that needed work the cursor had missed.
  */
-export async function sweepIntake(deps: SweepDeps): Promise<SweepReport> {
+export async function sweepIntake(deps: SweepDeps, kind: SweepKind = "routine"): Promise<SweepReport> {
+    const startedAt = deps.now();
     const smartsheet = deps.smartsheet.withOwnTally();
     const intakeSheetId = deps.config.INTAKE_SHEET_ID;
     const pk = String(intakeSheetId);
 
-    const sheet = await smartsheet.getSheet(intakeSheetId, { pageSize: 500 });
-    const columns = intakeColumns(sheet);
-    const rows = sheet.rows.map((row) => readIntakeRow(row.id, row.rowNumber, row.cells, columns));
-    const approved = rows.filter((row) => row.approved);
-
+    const stored = await deps.cursors.read(intakeSheetId);
+    if (stored.problem) {
+        deps.log.warn(`intake sweep: the cursor of intake sheet ${pk} does not parse (${stored.problem}); this sweep reads every row and writes a new one`);
+    }
     const lines = new Map<string, number>();
     for (const folder of await smartsheet.listFolderChildren(deps.config.PRODUCTS_FOLDER_ID, ["folders"])) {
         if (folder.resourceType === "folder" && !lines.has(folder.name.trim())) lines.set(folder.name.trim(), folder.id);
     }
     const blueprint = await prepareBlueprint(deps, smartsheet, deps.config.TEMPLATE_FOLDER_ID);
     const templates = blueprint.sheets.map((template) => template.name);
+    const verdictInputs = verdictInputsOf(lines, templates);
+    // Where a routine sweep reads from; nowhere when a row untouched since could be judged differently now.
+    const cursorSince = stored.cursor?.verdictInputs === verdictInputs ? rowsModifiedSince(stored.cursor, deps.timing.clockSkewMs) : undefined;
+    const since = kind === "routine" ? cursorSince : undefined;
+
+    const sheet = await smartsheet.getSheet(intakeSheetId, { pageSize: 500, rowsModifiedSince: since });
+    const columns = intakeColumns(sheet);
+    const rows = new Map(sheet.rows.map((row) => [row.id, readIntakeRow(row, columns)]));
+    const rowsRead = rows.size;
+
+    // A Done the job could not write onto its intake row (locked, say) is owed at any age.
+    const invalid: InvalidJob[] = [];
+    const doneElsewhere = await deps.jobs.listDoneWithIntakeStatusOtherThan(pk, IntakeStatus.done);
+    invalid.push(...doneElsewhere.invalid);
+    const owedDone = doneElsewhere.found.filter((job) => !job.row.intakeRowGoneAt);
+    const unread = owedDone.map((job) => Number(job.row.intakeRowId)).filter((rowId) => !rows.has(rowId));
+    for (let start = 0; start < unread.length; start += ROW_IDS_PER_READ) {
+        const read = await smartsheet.getSheet(intakeSheetId, { rowIds: unread.slice(start, start + ROW_IDS_PER_READ) });
+        for (const row of read.rows) rows.set(row.id, readIntakeRow(row, columns));
+    }
+    for (const job of owedDone.filter((owed) => !rows.has(Number(owed.row.intakeRowId)))) {
+        await deps.jobs.update(keyOf(job.row), (row) => ({ ...row, intakeRowGoneAt: startedAt.toISOString() }), { from: JobLife.whileDone.from });
+        deps.log.info(`job ${formatJobKey(keyOf(job.row))} is done, but its intake row ${job.row.intakeRowId} is gone: no Done left to write`);
+    }
+    const announcing = owedDone.filter((job) => rows.has(Number(job.row.intakeRowId)));
+
+    const inHand = [...rows.values()];
+    const approved = inHand.filter((row) => row.approved);
 
     // The Jobs table decides which rows have a job, never the Status a customer may have typed.
-    // (Point reads of the approved rows for now; a cursor will narrow them.)
-    const invalid: InvalidJob[] = [];
     const jobs = new Map<number, StoredJob | undefined>();
     const jobOf = async (row: IntakeRow) => {
         if (!jobs.has(row.rowId)) {
@@ -115,28 +163,37 @@ export async function sweepIntake(deps: SweepDeps): Promise<SweepReport> {
         return state === undefined ? !invalid.some((job) => job.jobKey === formatJobKey({ pk, rk: String(row.rowId) })) : state === "rejected";
     });
 
-    // A code belongs to the row whose job holds it (approved or not: unticking cancels nothing);
-    // among new rows, the first approved row with a code wins it.
+    // A code belongs to the job that holds it in the Jobs table, whatever its intake row says now
+    // (unticked, or deleted: unticking cancels nothing); among new rows, the first approved row wins it.
     const codesTaken = new Map<string, number>();
-    const wanted = new Set(candidates.map((row) => row.code));
-    for (const row of rows.filter((candidate) => candidate.approved || (candidate.code && wanted.has(candidate.code)))) {
-        const stored = await jobOf(row);
-        if (stored && stored.row.state !== "rejected") codesTaken.set(stored.row.productCode, row.rowId);
-    }
-    // A job keeps its code when its intake row is deleted: the Jobs table, not the sheet, says who holds it.
-    for (const code of wanted) {
-        if (!code || codesTaken.has(code)) continue;
+    for (const code of new Set(candidates.map((row) => row.code))) {
+        if (!code) continue;
         const holder = await deps.jobs.holderOfCode(pk, code);
         if (holder !== undefined) codesTaken.set(code, Number(holder));
     }
 
-    const report: SweepReport = { approvedRows: approved.length, queued: [], rejected: [], requeued: [], statusesWritten: 0, smartsheetCalls: 0 };
+    const report: SweepReport = {
+        kind,
+        ...(since ? { rowsModifiedSince: since.toISOString() } : {}),
+        rowsRead,
+        approvedRows: approved.length,
+        queued: [],
+        rejected: [],
+        requeued: [],
+        missedByCursor: [],
+        statusesWritten: 0,
+        smartsheetCalls: 0,
+    };
     const statusWrites = new Map<number, string>();
+    // Rows this sweep did something for: a job written, or a status.
+    const worked = new Set<number>();
     const setStatus = (row: IntakeRow, status: string) => {
-        if (row.status !== status) statusWrites.set(row.rowId, status);
+        if (row.status === status) return;
+        statusWrites.set(row.rowId, status);
+        worked.add(row.rowId);
     };
     const toSend: JobKey[] = [];
-    const now = deps.now().toISOString();
+    const now = startedAt.toISOString();
 
     // A final status cannot move any more, so writing it races with nobody. A queued, running or
     // parked job's cell is its steps' business: the sweep writing it could land on a later stage.
@@ -146,11 +203,12 @@ export async function sweepIntake(deps: SweepDeps): Promise<SweepReport> {
     }
     // Unticking Approved cancels nothing, so an unticked row may hold a finished job whose status
     // someone typed over. (Rows already saying "Done" are left unread: nothing to repair there.)
-    for (const row of rows.filter((candidate) => !candidate.approved && candidate.status !== "" && candidate.status !== IntakeStatus.done)) {
+    for (const row of inHand.filter((candidate) => !candidate.approved && candidate.status !== "" && candidate.status !== IntakeStatus.done)) {
         const job = (await jobOf(row))?.row;
         if (job?.state === "done") setStatus(row, IntakeStatus.done);
         if (job?.state === "rejected") setStatus(row, IntakeStatus.rejected(job.rejectReason ?? "invalid request"));
     }
+    for (const job of announcing) setStatus(rows.get(Number(job.row.intakeRowId))!, IntakeStatus.done);
 
     for (const row of [...candidates].sort((a, b) => a.rowNumber - b.rowNumber)) {
         const key = { pk, rk: String(row.rowId) };
@@ -159,11 +217,13 @@ export async function sweepIntake(deps: SweepDeps): Promise<SweepReport> {
         const verdict = validate(row, lines, codesTaken, templates);
         if (!verdict.ok) {
             const status = IntakeStatus.rejected(verdict.reason);
+            if (stored?.row.rejectReason === verdict.reason && row.status === status) continue;
             const written = !stored
                 ? await createOrKeep(deps, { ...baseRow(key, row, now, templates, blueprint, columns), state: "rejected", rejectReason: verdict.reason, intakeStatus: status })
                 : stored.row.rejectReason === verdict.reason || (await replaceOrKeep(deps, stored, { ...stored.row, rejectReason: verdict.reason, intakeStatus: status }));
             if (!written) continue;
             deps.log.warn(`job ${jobKey} rejected: ${verdict.reason}`);
+            worked.add(row.rowId);
             setStatus(row, status);
             report.rejected.push(jobKey);
             continue;
@@ -191,6 +251,7 @@ export async function sweepIntake(deps: SweepDeps): Promise<SweepReport> {
         }
         codesTaken.set(request.productCode, row.rowId);
         toSend.push(key);
+        worked.add(row.rowId);
         setStatus(row, IntakeStatus.queued);
         report.queued.push(jobKey);
     }
@@ -204,6 +265,11 @@ export async function sweepIntake(deps: SweepDeps): Promise<SweepReport> {
     }));
     for (let start = 0; start < updates.length; start += 500) {
         await smartsheet.updateRows(intakeSheetId, updates.slice(start, start + 500));
+    }
+    for (const job of announcing) {
+        const key = keyOf(job.row);
+        await deps.jobs.update(key, (row) => ({ ...row, intakeStatus: IntakeStatus.done, intakeStatusError: undefined }), { from: JobLife.whileDone.from });
+        if (statusWrites.has(Number(key.rk))) deps.log.info(`job ${formatJobKey(key)}: Done written onto its intake row, which the job itself could not write`);
     }
     for (const key of toSend) await deps.enqueue(key);
 
@@ -220,13 +286,50 @@ export async function sweepIntake(deps: SweepDeps): Promise<SweepReport> {
     }
     reportInvalidJobs(deps.log, invalid, "intake sweep");
 
+    if (kind === "full" && cursorSince) {
+        const owed = new Set(announcing.map((job) => Number(job.row.intakeRowId)));
+        for (const rowId of worked) {
+            const row = rows.get(rowId)!;
+            if (owed.has(rowId) || modifiedSince(row, cursorSince)) continue;
+            const jobKey = formatJobKey({ pk, rk: String(rowId) });
+            report.missedByCursor.push(jobKey);
+            deps.log.warn(
+                `job ${jobKey}: intake row ${rowId} needed work that the cursor missed (row last modified ${row.modifiedAt ?? "at an unknown time"}, ` +
+                    `routine sweeps read rows modified since ${cursorSince.toISOString()}); the full sweep did it now`,
+            );
+        }
+    }
+
+    await deps.cursors.advance(intakeSheetId, { sweptAt: now, verdictInputs });
+
     report.statusesWritten = updates.length;
     report.smartsheetCalls = smartsheet.calls().total;
+    const read = since ? `rows modified since ${since.toISOString()}` : kind === "full" ? "every row" : `every row: ${wholeSheetBecause(stored)}`;
     deps.log.info(
-        `intake sweep: ${approved.length} approved rows, ${report.queued.length} queued, ${report.rejected.length} rejected, ` +
-            `${report.requeued.length} re-sent, ${report.smartsheetCalls} Smartsheet calls`,
+        `intake sweep (${kind}, ${read}): ${rowsRead} rows read, ${approved.length} approved, ${report.queued.length} queued, ` +
+            `${report.rejected.length} rejected, ${report.requeued.length} re-sent, ` +
+            (kind === "full" ? `${report.missedByCursor.length} missed by the cursor, ` : "") +
+            `${report.smartsheetCalls} Smartsheet calls`,
     );
     return report;
+}
+
+function wholeSheetBecause(stored: CursorRead): string {
+    if (!stored.cursor) return stored.problem ? "the cursor does not parse" : "no cursor yet";
+    return "the product lines or the templates changed, so a rejected row may pass now";
+}
+
+/** Whether a routine sweep reading rows modified since `since` reads this row (Smartsheet keeps whole seconds). */
+function modifiedSince(row: IntakeRow, since: Date): boolean {
+    if (row.modifiedAt === undefined) return true;
+    return Math.floor(Date.parse(row.modifiedAt) / 1000) >= Math.floor(since.getTime() / 1000);
+}
+
+/** What a verdict depends on besides the row itself: the product lines and the template's sheet names. */
+function verdictInputsOf(lines: Map<string, number>, templates: readonly string[]): string {
+    return createHash("sha256")
+        .update(JSON.stringify({ lines: [...lines.keys()].sort(), templates }))
+        .digest("hex");
 }
 
 type Verdict = { ok: true; request: IntakeRequest } | { ok: false; reason: string };
@@ -301,15 +404,16 @@ function intakeColumns(sheet: Sheet): ColumnIds {
     return ids as ColumnIds;
 }
 
-function readIntakeRow(rowId: number, rowNumber: number, cells: Cell[], columns: ColumnIds): IntakeRow {
-    const value = (columnId: number) => cells.find((cell) => cell.columnId === columnId)?.value;
+function readIntakeRow(row: Row, columns: ColumnIds): IntakeRow {
+    const value = (columnId: number) => row.cells.find((cell) => cell.columnId === columnId)?.value;
     const text = (columnId: number) => {
         const found = value(columnId);
         return found === undefined ? "" : String(found).trim();
     };
     return {
-        rowId,
-        rowNumber,
+        rowId: row.id,
+        rowNumber: row.rowNumber,
+        modifiedAt: row.modifiedAt,
         code: text(columns.productCode),
         name: text(columns.productName),
         line: text(columns.productLine),

@@ -107,6 +107,8 @@ export const JobRow = z.object({
     intakeStatus: z.string().optional(),
     /** Why the last status could not be written onto the intake row (deleted, locked…); the job went on. */
     intakeStatusError: z.string().optional(),
+    /** When the sweep, repairing a `Done` that never reached the intake row, found the row deleted: nothing is left to repair. */
+    intakeRowGoneAt: Timestamp.optional(),
     /** Ids of the intake sheet's `Status` and `Folder` columns, as the sweep found them. */
     intakeStatusColumnId: Id.optional(),
     intakeFolderColumnId: Id.optional(),

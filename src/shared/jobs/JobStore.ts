@@ -232,7 +232,6 @@ export class JobStore {
         return listing;
     }
 
-    /** Every job of one intake sheet in a state; for finished states this reads the partition. */
     /**
      * The row key of a job of one intake sheet that holds `productCode` (any state but rejected),
      * found in the table itself: its intake row may be gone from the sheet. Reads only matching
@@ -247,13 +246,25 @@ export class JobStore {
         return undefined;
     }
 
+    /**
+     * Done jobs of one intake sheet whose last status written to the intake row is not `status`:
+     * their final status never reached the customer. Reads only those (the table filters).
+     */
+    async listDoneWithIntakeStatusOtherThan(pk: string, status: string): Promise<Listing<StoredJob>> {
+        return this.listWhere(pk, odata`PartitionKey eq ${pk} and kind eq ${"job"} and state eq ${"done"} and intakeStatus ne ${status}`);
+    }
+
+    /** Every job of one intake sheet in a state; for finished states this reads the partition. */
     async listByState(pk: string, state: JobState, limit = 1000): Promise<Listing<StoredJob>> {
         if (ACTIVE_STATES.includes(state)) {
             const active = await this.listActive(pk, { states: [state] });
             return { found: active.found.slice(0, limit), invalid: active.invalid };
         }
+        return this.listWhere(pk, odata`PartitionKey eq ${pk} and kind eq ${"job"} and state eq ${state}`, limit);
+    }
+
+    private async listWhere(pk: string, filter: string, limit = Number.POSITIVE_INFINITY): Promise<Listing<StoredJob>> {
         const listing: Listing<StoredJob> = { found: [], invalid: [] };
-        const filter = odata`PartitionKey eq ${pk} and kind eq ${"job"} and state eq ${state}`;
         for await (const entity of this.table.listEntities<Record<string, unknown>>({ queryOptions: { filter } })) {
             this.entitiesRead += 1;
             const key = { pk, rk: String(entity.rowKey) };

@@ -19,6 +19,8 @@ export const JobLife = {
     work: { from: states("running") },
     /** Bookkeeping of a parked job (its alert, its stall on the intake row, an unpark's audit trail): no change of state. */
     whileParked: { from: states("parked") },
+    /** Bookkeeping of a done job (its Done on the intake row, a row found deleted): no change of state. */
+    whileDone: { from: states("done") },
     /** The first step of an attempt; a redelivery or a recovery instance finds it running or parked already. */
     begin: {
         from: states("queued", "running", "parked"),

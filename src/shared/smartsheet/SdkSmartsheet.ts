@@ -176,6 +176,7 @@ export class SdkSmartsheet implements SmartsheetPort {
             include: options.include?.join(","),
             columnIds: options.columnIds?.join(","),
             rowIds: options.rowIds?.join(","),
+            rowsModifiedSince: options.rowsModifiedSince?.toISOString(),
         };
         const read = (page?: number) =>
             this.call("getSheet", true, Sheet, (retry) =>
@@ -190,12 +191,16 @@ export class SdkSmartsheet implements SmartsheetPort {
         const first = await read(1);
         const rows = [...first.rows];
         const seen = new Set(rows.map((row) => row.id));
-        for (let page = 2; rows.length < (first.totalRowCount ?? 0); page++) {
-            // A page past the end repeats the last page; filtered reads end before totalRowCount.
-            const fresh = (await read(page)).rows.filter((row) => !seen.has(row.id));
+        // totalRowCount counts the whole sheet, so a filtered read ends at its first short page.
+        let last = first.rows.length;
+        for (let page = 2; last === options.pageSize && rows.length < (first.totalRowCount ?? 0); page++) {
+            const answered = (await read(page)).rows;
+            // A page past the end repeats the last page.
+            const fresh = answered.filter((row) => !seen.has(row.id));
             if (fresh.length === 0) break;
             for (const row of fresh) seen.add(row.id);
             rows.push(...fresh);
+            last = answered.length;
         }
         return { ...first, rows };
     }

@@ -26,6 +26,8 @@ export interface GetSheetOptions {
     include?: Array<"crossSheetReferences" | "objectValue">;
     columnIds?: number[];
     rowIds?: number[];
+    /** Only the rows changed since then (Smartsheet keeps whole seconds). */
+    rowsModifiedSince?: Date;
     /** Read the rows in pages of this size (one call each) instead of all at once. */
     pageSize?: number;
 }

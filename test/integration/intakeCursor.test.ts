@@ -1,0 +1,199 @@
+import { beforeEach, describe, expect, it } from "vitest";
+import { IntakeStatus } from "../../src/shared/intakeRow/intakeStatus";
+import { sweepIntake, type SweepDeps, type SweepKind } from "../../src/shared/intake/intakeSweep";
+import { formatJobKey, type JobKey } from "../../src/shared/jobs/JobRow";
+import { listJobs } from "../../src/shared/recovery/jobsApi";
+import { reap } from "../../src/shared/recovery/reaper";
+import { approvedRequest, intakeSheet, JobStoreFailingCreate } from "../helpers/intakeSheet";
+import { useProvisioningHarness, type Harness } from "../helpers/provisioningHarness";
+
+const T0 = Date.parse("2026-03-02T09:00:00.000Z");
+const at = (seconds: number) => T0 + seconds * 1000;
+
+/** Smartsheet's clock and ours; equal unless a test skews them. The harness allows 1 s of skew. */
+const clocks = { smartsheet: T0, app: T0 };
+const setClocks = (ms: number) => {
+    clocks.smartsheet = ms;
+    clocks.app = ms;
+};
+
+describe("the intake sweep's cursor", () => {
+    // Before the harness's own reset, so the seeded intake rows are written at T0.
+    beforeEach(() => setClocks(T0));
+    const harness = useProvisioningHarness({ simulator: { clock: () => clocks.smartsheet } });
+
+    /** The harness's deps on our clock. */
+    const depsOf = (h: Harness): Harness["deps"] => ({ ...h.deps, now: () => new Date(clocks.app) });
+    const sweep = (h: Harness, kind?: SweepKind, deps: Partial<SweepDeps> = {}) => sweepIntake({ ...depsOf(h), ...deps }, kind);
+    /** Every queued job's orchestration runs, so no sweep sends its message again. */
+    const running = async (h: Harness, keys: readonly JobKey[]) => {
+        for (const key of keys) h.deps.instances.set((await h.jobs.require(key)).row.instanceId!, { runtimeStatus: "Running" });
+    };
+    const cursorOf = async (h: Harness) => (await h.deps.cursors.read(h.config.INTAKE_SHEET_ID)).cursor;
+
+    it("a first sweep reads every row; the next reads only the rows changed since the cursor it left, which no job listing sees", async () => {
+        const h = harness.current;
+        const sheet = intakeSheet(h);
+        setClocks(at(60));
+        const first = await sweep(h);
+        expect(first.rowsModifiedSince).toBeUndefined();
+        expect(first.rowsRead).toBe(sheet.rowCount());
+        expect(first.queued).toHaveLength(3);
+        expect(await cursorOf(h)).toMatchObject({ sweptAt: new Date(at(60)).toISOString() });
+        await running(h, h.deps.enqueued);
+
+        setClocks(at(90));
+        await sweep(h);
+        setClocks(at(120));
+        await sheet.add([approvedRequest("IND-2001")]);
+        setClocks(at(180));
+        const next = await sweep(h);
+
+        // From the last sweep's start, less the skew allowed, down to a whole second, less one.
+        expect(next.rowsModifiedSince).toBe(new Date(at(88)).toISOString());
+        expect(next.rowsRead).toBe(1);
+        expect(next.queued).toEqual([sheet.jobKeyOf("IND-2001")]);
+
+        const active = await listJobs(h.jobs, h.config.INTAKE_SHEET_ID, null);
+        expect(active.jsonBody).toMatchObject({ invalid: [] });
+        expect((active.jsonBody as { jobs: unknown[] }).jobs).toHaveLength(4);
+        expect((await listJobs(h.jobs, h.config.INTAKE_SHEET_ID, "done")).jsonBody).toMatchObject({ jobs: [], invalid: [] });
+        expect(await reap(depsOf(h))).toMatchObject({ transitions: [] });
+        expect(h.deps.logs.filter((line) => line.startsWith("error "))).toEqual([]);
+    });
+
+    it("is not advanced when the sweep fails midway, and the next sweep picks the rows up", async () => {
+        const h = harness.current;
+        const sheet = intakeSheet(h);
+        setClocks(at(60));
+        await sweep(h);
+        await running(h, h.deps.enqueued);
+        setClocks(at(120));
+        await sheet.add([approvedRequest("IND-2001"), approvedRequest("IND-2002")]);
+
+        setClocks(at(300));
+        await expect(sweep(h, "routine", { jobs: new JobStoreFailingCreate(h.table, 2) })).rejects.toThrow("simulated outage");
+        expect(await cursorOf(h)).toMatchObject({ sweptAt: new Date(at(60)).toISOString() });
+
+        // Long after: had the failed sweep moved the cursor, these rows would be outside its window.
+        setClocks(at(600));
+        const next = await sweep(h);
+        expect(next.queued).toEqual([sheet.jobKeyOf("IND-2002")]);
+        expect(next.requeued).toEqual([sheet.jobKeyOf("IND-2001")]);
+        expect(sheet.status("IND-2002")).toBe("Queued");
+        expect(await cursorOf(h)).toMatchObject({ sweptAt: new Date(at(600)).toISOString() });
+    });
+
+    it("sees a row edited after a sweep read the sheet, in the second its cursor names (Smartsheet's clock a little behind ours)", async () => {
+        const h = harness.current;
+        const sheet = intakeSheet(h);
+        clocks.app = at(61.2);
+        clocks.smartsheet = at(60.7);
+        await sweep(h);
+        await running(h, h.deps.enqueued);
+
+        // After the sweep's read, by Smartsheet's clock, but a second before the sweep's start by ours.
+        clocks.smartsheet = at(60.9);
+        await sheet.edit("CON-2202", { Approved: true });
+
+        setClocks(at(200));
+        const next = await sweep(h);
+        expect(next.queued).toEqual([sheet.jobKeyOf("CON-2202")]);
+    });
+
+    it("a full sweep finds a row the cursor missed, does its work and logs it by job key", async () => {
+        const h = harness.current;
+        const sheet = intakeSheet(h);
+        setClocks(at(60));
+        await sweep(h);
+        await running(h, h.deps.enqueued);
+        setClocks(at(120));
+        await sheet.edit("CON-2202", { Approved: true });
+        // Someone moves the cursor past the edit by hand.
+        const cursor = (await cursorOf(h))!;
+        await h.deps.cursors.advance(h.config.INTAKE_SHEET_ID, { ...cursor, sweptAt: new Date(at(600)).toISOString() });
+
+        setClocks(at(700));
+        expect((await sweep(h)).queued).toEqual([]);
+        const full = await sweep(h, "full");
+
+        const key = sheet.jobKeyOf("CON-2202");
+        expect(full.rowsModifiedSince).toBeUndefined();
+        expect(full.queued).toEqual([key]);
+        expect(full.missedByCursor).toEqual([key]);
+        expect(h.deps.logs).toContainEqual(expect.stringMatching(new RegExp(`^warn job ${key}: intake row \\d+ needed work that the cursor missed`)));
+        expect(h.deps.logs).toContainEqual(expect.stringMatching(/^info intake sweep \(full, every row\): .*1 queued.*1 missed by the cursor/));
+
+        setClocks(at(800));
+        expect((await sweep(h, "full")).missedByCursor).toEqual([]);
+    });
+
+    it("a routine sweep sends again the message of a queued job whose row is older than the cursor", async () => {
+        const h = harness.current;
+        const lost = { enqueue: async () => undefined };
+        setClocks(at(60));
+        const first = await sweep(h, "routine", lost);
+        setClocks(at(300));
+        await sweep(h, "routine", lost);
+
+        setClocks(at(600));
+        const next = await sweep(h);
+        expect(next.rowsRead).toBe(0);
+        expect(next.requeued.sort()).toEqual([...first.queued].sort());
+        expect(h.deps.enqueued.map(formatJobKey).sort()).toEqual([...first.queued].sort());
+    });
+
+    it("a rejected row passes once its product line's folder exists, though nobody edited the row", async () => {
+        const h = harness.current;
+        const sheet = intakeSheet(h);
+        await sheet.add([approvedRequest("KIT-1", { "Product Line": "Kitchen" })]);
+        setClocks(at(60));
+        expect((await sweep(h)).rejected).toEqual([sheet.jobKeyOf("KIT-1")]);
+        await running(h, h.deps.enqueued);
+        setClocks(at(300));
+        await sweep(h);
+        setClocks(at(350));
+        expect((await sweep(h)).rowsRead).toBe(0);
+
+        setClocks(at(400));
+        await h.deps.smartsheet.createFolder(h.config.PRODUCTS_FOLDER_ID, "Kitchen");
+        setClocks(at(500));
+        const next = await sweep(h);
+
+        expect(next.rowsModifiedSince).toBeUndefined();
+        expect(next.queued).toEqual([sheet.jobKeyOf("KIT-1")]);
+        expect(h.deps.logs).toContainEqual(expect.stringMatching(/intake sweep \(routine, every row: the product lines or the templates changed/));
+        setClocks(at(800));
+        expect((await sweep(h)).rowsModifiedSince).toBeDefined();
+    });
+
+    it("writes a Done its job could not write, though the row is older than the cursor; a deleted row is noted once and costs nothing after", async () => {
+        const h = harness.current;
+        const sheet = intakeSheet(h);
+        setClocks(at(60));
+        await sweep(h);
+        await running(h, h.deps.enqueued);
+        setClocks(at(300));
+        await sweep(h);
+        const [locked, deleted] = [sheet.keyOf("IND-1042"), sheet.keyOf("CON-2201")];
+        for (const key of [locked, deleted]) {
+            await h.jobs.update(key, (row) => ({ ...row, state: "done", stage: "register", intakeStatus: "In progress — rename", intakeStatusError: "the row is locked" }), { from: ["queued"] });
+        }
+        await sheet.remove("CON-2201");
+
+        setClocks(at(600));
+        await sweep(h);
+        expect(sheet.status("IND-1042")).toBe("Done");
+        const repaired = (await h.jobs.require(locked)).row;
+        expect(repaired.intakeStatus).toBe(IntakeStatus.done);
+        expect(repaired.intakeStatusError).toBeUndefined();
+        expect((await h.jobs.require(deleted)).row.intakeRowGoneAt).toBe(new Date(at(600)).toISOString());
+        expect(h.deps.logs).toContainEqual(`info job ${formatJobKey(deleted)} is done, but its intake row ${deleted.rk} is gone: no Done left to write`);
+
+        setClocks(at(900));
+        h.sim.core.resetCalls();
+        const quiet = await sweep(h);
+        expect(quiet.statusesWritten).toBe(0);
+        expect(h.sim.core.calls().byOperation).toEqual({ getFolderChildren: 2, getSheet: 1 });
+    });
+});

@@ -1,0 +1,120 @@
+import type { TransactionAction } from "@azure/data-tables";
+import { beforeEach, describe, expect, it } from "vitest";
+import { sweepIntake } from "../../src/shared/intake/intakeSweep";
+import { approvedRequest, CountingJobStore, intakeSheet } from "../helpers/intakeSheet";
+import { useProvisioningHarness, type Harness } from "../helpers/provisioningHarness";
+
+const T0 = Date.parse("2026-03-02T09:00:00.000Z");
+const NEW_APPROVALS = 20;
+
+/**
+ * An intake sheet of `size` rows: the seeded requests, old approved requests long done (each with
+ * its done job in the Jobs table), and 20 new approvals since the last sweep. Returns what the
+ * routine sweep after those approvals cost, and what a full sweep after it costs.
+ */
+async function sweepCosts(h: Harness, clock: { at: number }, size: number) {
+    const sheet = intakeSheet(h);
+    const old = Array.from({ length: size - sheet.rowCount() - NEW_APPROVALS }, (_, n) => approvedRequest(`OLD-${n}`, { Status: "Done" }));
+    await sheet.add(old);
+    await writeDoneJobs(h, old.map((request) => String(request["Product Code"])));
+    const jobs = new CountingJobStore(h.table);
+    const deps = { ...h.deps, jobs, now: () => new Date(clock.at) };
+
+    clock.at = T0 + 60_000;
+    await sweepIntake(deps);
+    for (const key of h.deps.enqueued) h.deps.instances.set((await jobs.require(key)).row.instanceId!, { runtimeStatus: "Running" });
+    clock.at = T0 + 90_000;
+    await sweepIntake(deps);
+
+    clock.at = T0 + 120_000;
+    await sheet.add(Array.from({ length: NEW_APPROVALS }, (_, n) => approvedRequest(`NEW-${n}`)));
+    expect(sheet.rowCount()).toBe(size);
+
+    clock.at = T0 + 180_000;
+    h.sim.core.resetCalls();
+    jobs.pointReads = 0;
+    jobs.entitiesRead = 0;
+    const routine = await sweepIntake(deps);
+    const routineCost = {
+        queued: routine.queued.length,
+        rowsRead: routine.rowsRead,
+        smartsheetCalls: h.sim.core.calls().total,
+        byOperation: h.sim.core.calls().byOperation,
+        jobPointReads: jobs.pointReads,
+        jobEntitiesRead: jobs.entitiesRead,
+    };
+
+    clock.at = T0 + 240_000;
+    h.sim.core.resetCalls();
+    const full = await sweepIntake(deps, "full");
+    const fullCost = { rowsRead: full.rowsRead, queued: full.queued.length, missedByCursor: full.missedByCursor.length, byOperation: h.sim.core.calls().byOperation };
+    return { routine: routineCost, full: fullCost };
+}
+
+/** Done jobs for the old requests, written straight into the table 100 to a transaction. */
+async function writeDoneJobs(h: Harness, codes: readonly string[]): Promise<void> {
+    const pk = String(intakeSheet(h).sheetId());
+    const rowIds = rowIdsByCode(h);
+    const now = new Date(T0).toISOString();
+    const entities = codes.map((code) => ({
+        partitionKey: pk,
+        rowKey: String(rowIds.get(code)),
+        kind: "job",
+        productCode: code,
+        productName: `Pump ${code}`,
+        productLine: "Industrial",
+        state: "done",
+        stage: "register",
+        attempt: 1,
+        recoveries: 0,
+        createdAt: now,
+        lastProgressAt: now,
+        intakeStatus: "Done",
+    }));
+    for (let start = 0; start < entities.length; start += 100) {
+        await h.table.submitTransaction(entities.slice(start, start + 100).map((entity): TransactionAction => ["create", entity]));
+    }
+}
+
+/** One look at the simulator's whole state (it renders every row), not one per code. */
+function rowIdsByCode(h: Harness): Map<string, number> {
+    const state = h.sim.core.state();
+    const intake = state.sheets.find((sheet) => sheet.id === state.intakeSheetId)!;
+    const code = intake.columns.find((column) => column.title === "Product Code")!.id;
+    return new Map(intake.rows.map((row) => [String(row.cells.find((cell) => cell.columnId === code)?.value), row.id]));
+}
+
+describe("a routine intake sweep costs the same at any size", () => {
+    const clock = { at: T0 };
+    beforeEach(() => {
+        clock.at = T0;
+    });
+    const harness = useProvisioningHarness({ simulator: { clock: () => clock.at } });
+
+    // The product-line folders, the template listing, the changed rows, one batched status write;
+    // the Jobs table: a point read of each changed approved row (20), one code query each (no
+    // entity found), and the queued jobs' index entries and rows (23 + 23).
+    const routineCost = {
+        queued: NEW_APPROVALS,
+        rowsRead: NEW_APPROVALS,
+        smartsheetCalls: 4,
+        byOperation: { getFolderChildren: 2, getSheet: 1, updateRows: 1 },
+        jobPointReads: 43,
+        jobEntitiesRead: 46,
+    };
+
+    it("at 50 rows", async () => {
+        const { routine, full } = await sweepCosts(harness.current, clock, 50);
+        expect(routine).toEqual(routineCost);
+        expect(routine.smartsheetCalls).toBeLessThanOrEqual(6);
+        expect(full).toEqual({ rowsRead: 50, queued: 0, missedByCursor: 0, byOperation: { getFolderChildren: 2, getSheet: 1 } });
+    });
+
+    it("at 5,000 rows", async () => {
+        const { routine, full } = await sweepCosts(harness.current, clock, 5_000);
+        expect(routine).toEqual(routineCost);
+        expect(routine.smartsheetCalls).toBeLessThanOrEqual(6);
+        // The full sweep's cost does grow: every row, 500 a page; the cursor had missed nothing.
+        expect(full).toEqual({ rowsRead: 5_000, queued: 0, missedByCursor: 0, byOperation: { getFolderChildren: 2, getSheet: 10 } });
+    }, 120_000);
+});
