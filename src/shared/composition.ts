@@ -83,7 +83,7 @@ function build(config: Config): Shared {
 }
 
 /** Creates the table and queues the app needs if they are missing (idempotent). */
-export async function ensureStorage(): Promise<void> {
+async function ensureStorage(): Promise<void> {
     appConfig();
     const state = shared!;
     state.ready ??= Promise.all([

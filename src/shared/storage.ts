@@ -9,7 +9,7 @@ const DEVELOPMENT_STORAGE =
     "TableEndpoint=http://127.0.0.1:10002/devstoreaccount1;QueueEndpoint=http://127.0.0.1:10001/devstoreaccount1";
 
 /** `UseDevelopmentStorage=true` spelled out, as the Functions host does for Azurite. */
-export function expandConnectionString(connectionString: string): string {
+function expandConnectionString(connectionString: string): string {
     return /^\s*UseDevelopmentStorage\s*=\s*true\s*;?\s*$/i.test(connectionString) ? DEVELOPMENT_STORAGE : connectionString;
 }
 

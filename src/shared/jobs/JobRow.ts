@@ -8,7 +8,6 @@ export type JobState = z.infer<typeof JobState>;
 export const OPEN_STATES: readonly JobState[] = ["queued", "running"];
 /** Jobs kept in the active index: open ones and those waiting for a person. */
 export const ACTIVE_STATES: readonly JobState[] = ["queued", "running", "parked"];
-export const FINAL_STATES: readonly JobState[] = ["done", "rejected"];
 
 export const Stage = z.enum(["copy", "rename", "register"]);
 export type Stage = z.infer<typeof Stage>;

@@ -203,7 +203,7 @@ export async function readOutsideSheets(
 }
 
 /** Product sheets are named `<code> <product name> - <template sheet name>` (see composeProductNames). */
-export function isNamedLikeAProductSheet(name: string, templateSheetNames: readonly string[]): boolean {
+function isNamedLikeAProductSheet(name: string, templateSheetNames: readonly string[]): boolean {
     const clean = cleanText(name);
     return templateSheetNames.some((template) => {
         const suffix = ` - ${cleanText(template)}`;

@@ -8,7 +8,7 @@ import { runStep } from "./runStep";
 import { underClaim } from "./underClaim";
 
 /** The template sheet whose copy documents land in. */
-export const REGISTER_TEMPLATE = "Document Register";
+const REGISTER_TEMPLATE = "Document Register";
 
 export const FilingIndexColumns = {
     productCode: "Product Code",

@@ -114,7 +114,7 @@ async function recordCalls(
 }
 
 /** The orchestration's view of the job: what it needs to pick the next step. */
-export function viewOf(row: JobRow): JobView {
+function viewOf(row: JobRow): JobView {
     return {
         state: row.state,
         stage: row.stage ?? "copy",

@@ -28,7 +28,7 @@ export function foldUnsettled(row: JobRow, claim: Claim, horizonMs: number): Job
 }
 
 /** The row asking for the final audit no earlier than `until` (ms): keeps the later of both. */
-export function laterLateWrites(row: JobRow, until: number): JobRow {
+function laterLateWrites(row: JobRow, until: number): JobRow {
     const current = row.lateWritesUntil ? Date.parse(row.lateWritesUntil) : -Infinity;
     return until > current ? { ...row, lateWritesUntil: new Date(until).toISOString() } : row;
 }

@@ -28,7 +28,7 @@ export interface ReconcileReport {
 }
 
 /** The orchestration finished the job: it completed and said so in its output. */
-export function finishedTheJob(status: OrchestrationState | undefined): boolean {
+function finishedTheJob(status: OrchestrationState | undefined): boolean {
     const output = status?.output as { result?: unknown } | null | undefined;
     return status?.runtimeStatus === "Completed" && output?.result === "done";
 }

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { systemClock, type BudgetAnswer, type Clock, type RequestBudget } from "./RateLimiter";
 
 /** A window is cut into this many slices; a lease is good only in the slice it was taken for. */
-export const SLICES_PER_WINDOW = 20;
+const SLICES_PER_WINDOW = 20;
 /**
  * Any window of `windowMs` touches at most SLICES_PER_WINDOW + 1 slices, and one more when the
  * instances' clocks differ by up to half a slice: the limit is spread over this many consecutive
