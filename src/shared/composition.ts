@@ -11,6 +11,7 @@ import { orchestrationsOver } from "./orchestration/Orchestrations";
 import { BlueprintStore } from "./provisioning/BlueprintStore";
 import type { Logger, ProvisioningDeps } from "./provisioning/ProvisioningDeps";
 import type { RecoveryDeps } from "./recovery/reconcile";
+import { RateLimiter } from "./smartsheet/RateLimiter";
 import { SdkSmartsheet } from "./smartsheet/SdkSmartsheet";
 import { queueClientFor, storageAccessOf, tableClientFor } from "./storage";
 import { logLine } from "./text/logText";
@@ -47,7 +48,7 @@ function build(config: Config): Shared {
     const smartsheet = new SdkSmartsheet({
         accessToken: config.SMARTSHEET_ACCESS_TOKEN,
         baseUrl: config.SMARTSHEET_BASE_URL,
-        requestsPerMinute: config.SMARTSHEET_REQUESTS_PER_MINUTE,
+        limiter: new RateLimiter(config.SMARTSHEET_REQUESTS_PER_MINUTE, config.SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS * 1000),
         callTimeoutMs: config.SMARTSHEET_CALL_TIMEOUT_SECONDS * 1000,
         rateLimitBackoff: { baseMs: 2_000, maxMs: 60_000, maxTotalMs: config.SMARTSHEET_RATE_LIMIT_RETRY_SECONDS * 1000 },
     });

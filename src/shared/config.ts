@@ -68,7 +68,9 @@ export const SETTINGS = {
     REAPER_SCHEDULE: "NCRONTAB schedule of the reaper",
     STALE_AFTER_MINUTES: "a job without progress for longer than this is taken over by the reaper",
     MAX_RECOVERIES: "recoveries before a job is parked for a person",
-    SMARTSHEET_REQUESTS_PER_MINUTE: "request pacing per token",
+    SMARTSHEET_REQUESTS_PER_MINUTE: "request pacing per token: requests sent in any one rate-limit window (Smartsheet's limit is 300 a minute)",
+    SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS:
+        "the rolling window SMARTSHEET_REQUESTS_PER_MINUTE counts in: Smartsheet's minute; shorter only to compress time in a test or benchmark",
     SMARTSHEET_CALL_TIMEOUT_SECONDS: "client-side timeout of one Smartsheet request",
     SMARTSHEET_RATE_LIMIT_RETRY_SECONDS:
         "longest one request waits for the rate limit (pacing and every 429 back-off) before it gives up unsent",
@@ -116,6 +118,7 @@ export const Config = z.object({
         .default(15),
     MAX_RECOVERIES: wholeNumber(1, 100).default(3),
     SMARTSHEET_REQUESTS_PER_MINUTE: wholeNumber(1, 10_000).default(300),
+    SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS: seconds(1, 3600).default(60),
     SMARTSHEET_CALL_TIMEOUT_SECONDS: wholeNumber(1, 600).default(60),
     SMARTSHEET_RATE_LIMIT_RETRY_SECONDS: seconds(1, 3600).default(120),
     COPY_SETTLE_SECONDS: wholeNumber(0, 600).default(10),
@@ -300,6 +303,7 @@ const SHOWN_AS: Record<SettingName, "value" | "origin" | "storage" | "set"> = {
     STALE_AFTER_MINUTES: "value",
     MAX_RECOVERIES: "value",
     SMARTSHEET_REQUESTS_PER_MINUTE: "value",
+    SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS: "value",
     SMARTSHEET_CALL_TIMEOUT_SECONDS: "value",
     SMARTSHEET_RATE_LIMIT_RETRY_SECONDS: "value",
     COPY_SETTLE_SECONDS: "value",
