@@ -8,9 +8,9 @@ const HOST_MAIN = path.join(APP_DIR, "dist", "tools", "functions-host", "main.js
 const START_TIMEOUT_MS = 60_000;
 const KEPT_LOG_LINES = 2_000;
 
-interface LineWaiter {
+interface LineListener {
     pattern: RegExp;
-    resolve(line: string): void;
+    heard(line: string): void;
 }
 
 /**
@@ -23,7 +23,7 @@ export class BenchHost {
     /** The last output lines, for an error report. */
     readonly logs: string[] = [];
     private child: ChildProcess | undefined;
-    private waiters: LineWaiter[] = [];
+    private listeners: LineListener[] = [];
 
     constructor(
         private readonly settings: Record<string, string>,
@@ -87,18 +87,24 @@ export class BenchHost {
     nextLine(pattern: RegExp, timeoutMs: number): Promise<string> {
         return new Promise((resolve, reject) => {
             const timer = setTimeout(() => {
-                this.waiters = this.waiters.filter((waiter) => waiter !== entry);
+                this.listeners = this.listeners.filter((listener) => listener !== once);
                 reject(new Error(`No host output matched ${pattern} within ${timeoutMs / 1000} s; last lines:\n${this.logs.slice(-20).join("\n")}`));
             }, timeoutMs);
-            const entry: LineWaiter = {
+            const once: LineListener = {
                 pattern,
-                resolve: (line) => {
+                heard: (line) => {
                     clearTimeout(timer);
+                    this.listeners = this.listeners.filter((listener) => listener !== once);
                     resolve(line);
                 },
             };
-            this.waiters.push(entry);
+            this.listeners.push(once);
         });
+    }
+
+    /** Calls `heard` with every output line matching `pattern` from now on, across restarts. */
+    onLine(pattern: RegExp, heard: (line: string) => void): void {
+        this.listeners.push({ pattern, heard });
     }
 
     /** Resident memory of the host process (VmRSS in /proc/<pid>/status), in MB. */
@@ -113,10 +119,7 @@ export class BenchHost {
     private take(line: string): void {
         this.logs.push(line);
         if (this.logs.length > KEPT_LOG_LINES) this.logs.splice(0, this.logs.length - KEPT_LOG_LINES);
-        const matched = this.waiters.filter((waiter) => waiter.pattern.test(line));
-        if (matched.length === 0) return;
-        this.waiters = this.waiters.filter((waiter) => !matched.includes(waiter));
-        for (const waiter of matched) waiter.resolve(line);
+        for (const listener of this.listeners.filter((candidate) => candidate.pattern.test(line))) listener.heard(line);
     }
 
     private async status(): Promise<string | undefined> {

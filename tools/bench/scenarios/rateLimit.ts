@@ -18,6 +18,8 @@ export interface Drain {
     takeOvers: number;
     parks: number;
     requests: number;
+    /** What the reaper saw across its runs: its most stale jobs at once, and of those the most it left waiting in a backlog. */
+    reaper: { runs: number; mostStale: number; mostBacklogged: number };
     windows: number[];
     seconds: number;
     residentMb: number[];
@@ -35,6 +37,15 @@ export async function drainAtRateLimit(storage: string, products: number, hosts:
         settings: COMPRESSED_PRODUCTION,
         simulator: { latencyMs: SMARTSHEET_LATENCY_MS, rateLimit: COMPRESSED_RATE_LIMIT },
     });
+    const reaper = { runs: 0, mostStale: 0, mostBacklogged: 0 };
+    for (const host of stack.hosts) {
+        host.onLine(/reaper: \d+ active jobs, \d+ without progress/, (line) => {
+            const [, stale, backlogged] = /(\d+) without progress .*?, (\d+) waiting in a backlog/.exec(line) ?? [];
+            reaper.runs += 1;
+            reaper.mostStale = Math.max(reaper.mostStale, Number(stale ?? 0));
+            reaper.mostBacklogged = Math.max(reaper.mostBacklogged, Number(backlogged ?? 0));
+        });
+    }
     try {
         const keys = await stack.addRequests(productRequests(`RL${hosts}`, products));
         stack.sim.core.resetCalls();
@@ -54,6 +65,7 @@ export async function drainAtRateLimit(storage: string, products: number, hosts:
             takeOvers: rows.filter((row) => row.attempt > 1 || row.recoveries > 0).length,
             parks: rows.filter((row) => row.state === "parked").length,
             requests: log.length,
+            reaper,
             windows,
             seconds,
             residentMb: stack.hosts.map((host) => host.residentMb()),
@@ -92,7 +104,14 @@ export async function rateLimit(storage: string, products: number): Promise<Meas
             rateLimitParks: drain.parks,
             rssMbAfter60: drain.residentMb[0]!,
         },
-        details: { rateLimitRequests: drain.requests, rateLimitWindows: drain.windows, rateLimitSeconds: drain.seconds, rateLimitJobsNotDoneBy429: drain.jobsNotDoneBy429 },
+        details: {
+            rateLimitRequests: drain.requests,
+            rateLimitWindows: drain.windows,
+            rateLimitSeconds: drain.seconds,
+            rateLimitJobsNotDoneBy429: drain.jobsNotDoneBy429,
+            rateLimitReaperMostStale: drain.reaper.mostStale,
+            rateLimitReaperMostBacklogged: drain.reaper.mostBacklogged,
+        },
         notes: [describe("one host", products, drain)],
     };
 }
@@ -108,6 +127,8 @@ export async function scaleOut(storage: string, products: number): Promise<Measu
             scaleOutJobsNotDoneBy429: drain.jobsNotDoneBy429,
             scaleOutTakeOvers: drain.takeOvers,
             scaleOutParks: drain.parks,
+            scaleOutReaperMostStale: drain.reaper.mostStale,
+            scaleOutReaperMostBacklogged: drain.reaper.mostBacklogged,
         },
         notes: [describe("two hosts", products, drain)],
     };
@@ -117,6 +138,7 @@ function describe(hosts: string, products: number, drain: Drain): string {
     return (
         `rate limit, ${hosts}: ${products} products in ${drain.seconds.toFixed(0)} s, ${drain.requests} requests, ` +
         `accepted per ${COMPRESSED_RATE_LIMIT.windowMs / 1000} s window (limit ${COMPRESSED_RATE_LIMIT.requests}): ${drain.windows.join(" ")}; ` +
-        `${drain.takeOvers} take-overs, ${drain.parks} parks, ${drain.jobsNotDone} not done (${drain.jobsNotDoneBy429} by 429)`
+        `${drain.takeOvers} take-overs, ${drain.parks} parks, ${drain.jobsNotDone} not done (${drain.jobsNotDoneBy429} by 429); ` +
+        `${drain.reaper.runs} reaper runs saw at most ${drain.reaper.mostStale} jobs without progress, ${drain.reaper.mostBacklogged} of them waiting in a backlog`
     );
 }
