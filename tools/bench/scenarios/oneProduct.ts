@@ -5,6 +5,8 @@ import { byOperation, describeOperations, runProduct, type ProductRun } from "..
 import { ONE_ACTIVITY_AT_A_TIME } from "../timings";
 
 const PRODUCT_TIMEOUT_MS = 120_000;
+/** Smartsheet's limit per token, in real time. */
+const SMARTSHEET_REQUESTS_PER_MINUTE = 300;
 
 /**
  * One product on the happy path, on a freshly started host with production's settings: its
@@ -32,9 +34,12 @@ export async function oneProduct(storage: string): Promise<Measured> {
             jobRowSmartsheetCalls: run.row.smartsheetCalls,
             productSecondsFannedOut: run.queuedToDoneMs / 1000,
             productSecondsOneAtATime: serial.run.queuedToDoneMs / 1000,
+            productsPerMinutePerToken: SMARTSHEET_REQUESTS_PER_MINUTE / run.calls.length,
         },
         notes: [
             `calls by operation: ${describeOperations(run.calls)} (the job row counts ${run.row.smartsheetCalls})`,
+            `physical limit: ${SMARTSHEET_REQUESTS_PER_MINUTE} requests a minute ÷ ${run.calls.length} calls = ` +
+                `${(SMARTSHEET_REQUESTS_PER_MINUTE / run.calls.length).toFixed(1)} products a minute per token`,
             `fan-out: queued → done ${(serial.run.queuedToDoneMs / 1000).toFixed(1)} s with activities one at a time, ` +
                 `${(run.queuedToDoneMs / 1000).toFixed(1)} s as implemented`,
         ],
