@@ -3,8 +3,8 @@ import type { Measured } from "../figures";
 import { byOperation, isWrite, runProduct, type ProductRun } from "../productRun";
 import { SHRUNK_RECOVERY } from "../timings";
 
-/** Stacks interrupting products side by side: each point mostly waits (redelivery, claims, horizon). */
-const WORKERS = 8;
+/** Stacks interrupting products side by side (two rounds for 26 points): each point mostly waits (redelivery, claims, horizon). */
+const WORKERS = 13;
 const PRODUCT_TIMEOUT_MS = 120_000;
 
 interface PointResult {
