@@ -21,13 +21,13 @@ interface LineListener {
 export class BenchHost {
     readonly url: string;
     /** The last output lines, for an error report. */
-    readonly logs: string[] = [];
+    private readonly logs: string[] = [];
     private child: ChildProcess | undefined;
     private listeners: LineListener[] = [];
 
     constructor(
         private readonly settings: Record<string, string>,
-        readonly port: number,
+        private readonly port: number,
     ) {
         this.url = `http://127.0.0.1:${port}`;
     }

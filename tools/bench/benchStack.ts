@@ -145,9 +145,9 @@ export class BenchStack {
     }
 
     /** Fires the intake sweep and resolves with its count line once it has run. */
-    async sweep(host = this.host): Promise<string> {
-        const done = host.nextLine(/intake sweep: \d+ approved rows/, 120_000);
-        await host.fire("intakeSweep");
+    async sweep(): Promise<string> {
+        const done = this.host.nextLine(/intake sweep: \d+ approved rows/, 120_000);
+        await this.host.fire("intakeSweep");
         return done;
     }
 
@@ -199,8 +199,13 @@ export class BenchStack {
         return { events, episodes };
     }
 
+    async stop(): Promise<void> {
+        await Promise.all(this.hosts.map((host) => host.stop()));
+        await this.sim.close();
+    }
+
     /** A Smartsheet REST call as a person (or another integration) makes it, with the same token. */
-    async smartsheet<T>(method: string, pathAndQuery: string, body?: unknown): Promise<T> {
+    private async smartsheet<T>(method: string, pathAndQuery: string, body?: unknown): Promise<T> {
         const response = await fetch(new URL(pathAndQuery, this.sim.baseUrl), {
             method,
             headers: { authorization: `Bearer ${SIM_TOKEN}`, "content-type": "application/json" },
@@ -209,11 +214,6 @@ export class BenchStack {
         const text = await response.text();
         if (!response.ok) throw new Error(`${method} ${pathAndQuery} answered ${response.status}: ${text}`);
         return JSON.parse(text) as T;
-    }
-
-    async stop(): Promise<void> {
-        await Promise.all(this.hosts.map((host) => host.stop()));
-        await this.sim.close();
     }
 
     /** The demo's sample requests are not the bench's: untick them, so only the bench's own are approved. */
