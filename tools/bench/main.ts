@@ -6,7 +6,7 @@ import { reaper } from "./scenarios/reaper";
 import { recovery } from "./scenarios/recovery";
 import { sweeps } from "./scenarios/sweeps";
 
-const USAGE = `Usage: npm run bench [-- --only <figure>[,<figure>…]] [-- --products N]
+const USAGE = `Usage: npm run bench [-- [--only <figure>[,<figure>…]] [--products N]]
 
 Measures Sheetwright on the local stack (Azurite, the Smartsheet simulator with Smartsheet-like
 latencies and rate limit, the local Functions host running the compiled app as child processes)
@@ -100,6 +100,10 @@ async function main(): Promise<void> {
         process.exit(2);
     }
     const wanted = SCENARIOS.filter((scenario) => !options.only || scenario.figures.some((figure) => options.only!.has(figure)));
+    if (wanted.length === 0) {
+        process.stderr.write(`--only ${[...options.only!].join(",")}: benchSeconds is measured by the whole bench only; name a scenario's figure.\n`);
+        process.exit(2);
+    }
     const started = Date.now();
     const figures: Partial<Record<FigureName, number>> = {};
     const details: Record<string, unknown> = {};
