@@ -55,6 +55,7 @@ function build(config: Config): Shared {
     const budget = new SharedTokenBudget({
         accessToken: config.SMARTSHEET_ACCESS_TOKEN,
         limit: config.SMARTSHEET_REQUESTS_PER_MINUTE,
+        windowMs: config.SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS * 1000,
         leaseSize: config.SMARTSHEET_BUDGET_LEASE_SIZE,
         fallbackInstances: config.SMARTSHEET_BUDGET_FALLBACK_INSTANCES,
         // The budget retries on its own terms (ETag conflicts) and falls back rather than wait on storage.
@@ -64,7 +65,7 @@ function build(config: Config): Shared {
     const smartsheet = new SdkSmartsheet({
         accessToken: config.SMARTSHEET_ACCESS_TOKEN,
         baseUrl: config.SMARTSHEET_BASE_URL,
-        limiter: new RateLimiter(config.SMARTSHEET_REQUESTS_PER_MINUTE, 60_000, systemClock, budget),
+        limiter: new RateLimiter(config.SMARTSHEET_REQUESTS_PER_MINUTE, config.SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS * 1000, systemClock, budget),
         callTimeoutMs: config.SMARTSHEET_CALL_TIMEOUT_SECONDS * 1000,
         rateLimitBackoff: { baseMs: 2_000, maxMs: 60_000, maxTotalMs: config.SMARTSHEET_RATE_LIMIT_RETRY_SECONDS * 1000 },
     });

@@ -70,11 +70,13 @@ export const SETTINGS = {
     STALE_AFTER_MINUTES: "a job without progress for longer than this is taken over by the reaper",
     MAX_RECOVERIES: "recoveries before a job is parked for a person",
     SMARTSHEET_REQUESTS_PER_MINUTE:
-        "requests a minute per token, for every instance of the app together (they share one budget through the Jobs table)",
+        "requests per rate-limit window per token (Smartsheet: 300 a minute), for every instance of the app together (they share one budget through the Jobs table)",
     SMARTSHEET_BUDGET_LEASE_SIZE:
         "most requests an instance takes from the shared budget in one storage write: larger costs fewer storage transactions, smaller shares more fairly",
     SMARTSHEET_BUDGET_FALLBACK_INSTANCES:
         "instances assumed to share the token while the storage account cannot be reached: each then paces itself to SMARTSHEET_REQUESTS_PER_MINUTE ÷ this",
+    SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS:
+        "the rolling window SMARTSHEET_REQUESTS_PER_MINUTE counts in: Smartsheet's minute; shorter only to compress time in a test or benchmark",
     SMARTSHEET_CALL_TIMEOUT_SECONDS: "client-side timeout of one Smartsheet request",
     SMARTSHEET_RATE_LIMIT_RETRY_SECONDS:
         "longest one request waits for the rate limit (pacing and every 429 back-off) before it gives up unsent",
@@ -125,6 +127,7 @@ export const Config = z.object({
     SMARTSHEET_REQUESTS_PER_MINUTE: wholeNumber(1, 10_000).default(300),
     SMARTSHEET_BUDGET_LEASE_SIZE: wholeNumber(1, 1_000).default(5),
     SMARTSHEET_BUDGET_FALLBACK_INSTANCES: wholeNumber(1, 1_000).default(4),
+    SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS: seconds(1, 3600).default(60),
     SMARTSHEET_CALL_TIMEOUT_SECONDS: wholeNumber(1, 600).default(60),
     SMARTSHEET_RATE_LIMIT_RETRY_SECONDS: seconds(1, 3600).default(120),
     COPY_SETTLE_SECONDS: wholeNumber(0, 600).default(10),
@@ -312,6 +315,7 @@ const SHOWN_AS: Record<SettingName, "value" | "origin" | "storage" | "set"> = {
     SMARTSHEET_REQUESTS_PER_MINUTE: "value",
     SMARTSHEET_BUDGET_LEASE_SIZE: "value",
     SMARTSHEET_BUDGET_FALLBACK_INSTANCES: "value",
+    SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS: "value",
     SMARTSHEET_CALL_TIMEOUT_SECONDS: "value",
     SMARTSHEET_RATE_LIMIT_RETRY_SECONDS: "value",
     COPY_SETTLE_SECONDS: "value",

@@ -41,8 +41,9 @@ describe("the reaper and the reconciler, against Azurite and the simulator", () 
 
         deps.jobs.entitiesRead = 0;
         const report = await reap(deps);
-        expect(report).toMatchObject({ active: 20, stale: 0, transitions: [], invalid: [] });
+        expect(report).toMatchObject({ active: 20, stale: 0, transitions: [], invalid: [], entitiesRead: 20 });
         expect(deps.jobs.entitiesRead).toBe(20);
+        expect(deps.logs).toContainEqual(expect.stringMatching(/reaper: 20 active jobs, .*, 20 Jobs-table entities read$/));
     });
 
     it("recovers a job whose orchestration failed: fences the old instance out and starts the next attempt", async () => {

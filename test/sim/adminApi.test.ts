@@ -68,7 +68,7 @@ describe("call log", () => {
             status: 200,
             at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
         });
-        expect(calls.log[2]).toMatchObject({ op: "getSheet", status: 401 });
+        expect(calls.log[2]).toMatchObject({ op: "getSheet", status: 401, errorCode: 1002 });
 
         expect((await admin(sim, "POST", "calls/reset")).status).toBe(200);
         expect((await admin(sim, "GET", "calls")).body).toEqual({ total: 0, byOperation: {}, log: [] });

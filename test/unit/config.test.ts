@@ -37,7 +37,15 @@ describe("loadConfig", () => {
             STALE_AFTER_MINUTES: 15,
             MAX_RECOVERIES: 3,
             SMARTSHEET_REQUESTS_PER_MINUTE: 300,
+            SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS: 60,
         });
+    });
+
+    it("takes a shorter rate-limit window, in seconds with decimals, and refuses one under a second", () => {
+        expect(loadConfig({ ...valid, SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS: "7.5" }).SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS).toBe(7.5);
+        expect(problemsOf({ ...valid, SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS: "0.5" }).problems).toEqual([
+            expect.stringMatching(/^SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS: expected seconds from 1 to 3600 \(the rolling window/),
+        ]);
     });
 
     it("names every missing setting in one error", () => {

@@ -10,6 +10,8 @@ export interface CallLogEntry {
     query?: string;
     /** null when the response was withheld (`commitThenHang`). */
     status: number | null;
+    /** Smartsheet's errorCode of an error answer (4003 rate limited, 4004 retry later, …). */
+    errorCode?: number;
     /** When the request arrived, ISO-8601 with milliseconds. */
     at: string;
     fault?: FaultKind;

@@ -197,12 +197,14 @@ export class SimulatorCore {
         const match = matchRoute(request.method, request.path);
         const op = match.kind === "route" ? match.route.op : "unknown";
         const log = (outcome: ApiOutcome, fault?: FaultRule) => {
+            const errorCode = outcome.kind === "json" ? (outcome.body as { errorCode?: unknown } | null)?.errorCode : undefined;
             this.callLog.record({
                 op,
                 method: request.method,
                 path: request.path,
                 ...(request.query ? { query: request.query } : {}),
                 status: outcome.kind === "hang" ? null : outcome.status,
+                ...(typeof errorCode === "number" ? { errorCode } : {}),
                 at,
                 ...(fault ? { fault: fault.kind } : {}),
             });

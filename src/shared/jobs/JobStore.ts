@@ -100,7 +100,20 @@ export class JobStore {
     /** Entities returned by the table so far (reads are what cost time and money). */
     entitiesRead = 0;
 
-    constructor(private readonly table: TableClient) {}
+    constructor(
+        private readonly table: TableClient,
+        private readonly parent?: JobStore,
+    ) {}
+
+    /** A store over the same table that counts the entities read through it (they count here too). */
+    withOwnCount(): JobStore {
+        return new JobStore(this.table, this);
+    }
+
+    private counted(): void {
+        this.entitiesRead += 1;
+        this.parent?.counted();
+    }
 
     async ensureTable(): Promise<void> {
         await this.table.createTable();
@@ -109,7 +122,7 @@ export class JobStore {
     async get(key: JobKey): Promise<StoredJob | undefined> {
         try {
             const entity = await this.table.getEntity<Record<string, unknown>>(key.pk, key.rk);
-            this.entitiesRead += 1;
+            this.counted();
             return { row: decode(key, entity), etag: entity.etag };
         } catch (error) {
             if (error instanceof RestError && error.statusCode === 404) return undefined;
@@ -221,7 +234,7 @@ export class JobStore {
         if (filter.staleBefore) query += " and " + odata`lastProgressAt lt ${filter.staleBefore.toISOString()}`;
         if (filter.states) query += ` and (${filter.states.map((state) => odata`state eq ${state}`).join(" or ")})`;
         for await (const entity of this.table.listEntities({ queryOptions: { filter: query } })) {
-            this.entitiesRead += 1;
+            this.counted();
             const parsed = IndexEntry.safeParse(entity);
             if (parsed.success) listing.found.push(parsed.data);
             else {
@@ -240,7 +253,7 @@ export class JobStore {
     async holderOfCode(pk: string, productCode: string): Promise<string | undefined> {
         const filter = odata`PartitionKey eq ${pk} and kind eq ${"job"} and productCode eq ${productCode} and state ne ${"rejected"}`;
         for await (const entity of this.table.listEntities<Record<string, unknown>>({ queryOptions: { filter, select: ["RowKey"] } })) {
-            this.entitiesRead += 1;
+            this.counted();
             return String(entity.rowKey);
         }
         return undefined;
@@ -266,7 +279,7 @@ export class JobStore {
     private async listWhere(pk: string, filter: string, limit = Number.POSITIVE_INFINITY): Promise<Listing<StoredJob>> {
         const listing: Listing<StoredJob> = { found: [], invalid: [] };
         for await (const entity of this.table.listEntities<Record<string, unknown>>({ queryOptions: { filter } })) {
-            this.entitiesRead += 1;
+            this.counted();
             const key = { pk, rk: String(entity.rowKey) };
             const stored = await readOrReport(() => ({ row: decode(key, entity), etag: entity.etag }), key, listing.invalid);
             if (stored) listing.found.push(stored);

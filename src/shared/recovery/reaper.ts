@@ -16,6 +16,8 @@ export interface ReaperReport {
     transitions: string[];
     /** Jobs skipped because their index entry or row does not parse. */
     invalid: InvalidJob[];
+    /** Entities this run read from the Jobs table: its cost, which must not grow with finished jobs. */
+    entitiesRead: number;
 }
 
 /** How many windows a job may wait in a backlog before it is taken over anyway (its work item may be lost). */
@@ -37,7 +39,8 @@ interface Clock {
  * exists. After `MAX_RECOVERIES` it parks the job and tells ops and the customer instead, and
  * it tells ops again of every parked job whose alert has not gone through yet.
  */
-export async function reap(deps: RecoveryDeps): Promise<ReaperReport> {
+export async function reap(sharedDeps: RecoveryDeps): Promise<ReaperReport> {
+    const deps = { ...sharedDeps, jobs: sharedDeps.jobs.withOwnCount() };
     const pk = String(deps.config.INTAKE_SHEET_ID);
     const index = await deps.jobs.listActiveIndex(pk);
     const reconciled = await reconcileJobs(deps, "reaper", index);
@@ -80,9 +83,10 @@ export async function reap(deps: RecoveryDeps): Promise<ReaperReport> {
     invalid.push(...reconciled.invalid);
     deps.log.info(
         `reaper: ${reconciled.checked} active jobs, ${stale} without progress for ${deps.config.STALE_AFTER_MINUTES} min, ` +
-            `${backlogged} waiting in a backlog, ${transitions.length} transitions, ${invalid.length} invalid skipped`,
+            `${backlogged} waiting in a backlog, ${transitions.length} transitions, ${invalid.length} invalid skipped, ` +
+            `${deps.jobs.entitiesRead} Jobs-table entities read`,
     );
-    return { active: reconciled.checked, stale, backlogged, transitions, invalid };
+    return { active: reconciled.checked, stale, backlogged, transitions, invalid, entitiesRead: deps.jobs.entitiesRead };
 }
 
 /** A job is quiet on purpose until `quietUntil` (its orchestration waits on a durable timer). */

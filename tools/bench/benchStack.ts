@@ -1,0 +1,249 @@
+import { randomBytes } from "node:crypto";
+import { odata } from "@azure/data-tables";
+import type { JobKey, JobRow } from "../../src/shared/jobs/JobRow";
+import { JobStore } from "../../src/shared/jobs/JobStore";
+import { createTableClient } from "../../src/shared/storage";
+import { freePort } from "../azurite/startAzurite";
+import { startSimulator, type CallLogEntry, type RunningSimulator, type SimConfigPatch } from "../smartsheet-sim";
+import { appSettingsFor } from "../stack/appSettings";
+import { BenchHost } from "./benchHost";
+
+const FUNCTION_KEY = "bench-function-key";
+const SIM_TOKEN = "sim-token";
+/** Timers are fired by the bench, never by the clock, unless a scenario gives one a schedule. */
+const NEVER = "0 0 0 1 1 *";
+const ROWS_PER_REQUEST = 500;
+
+/**
+ * Smartsheet's latencies with time compressed about four times, as the demo has them: a copy
+ * takes several times a read (Smartsheet duplicates the sheet server-side), a new folder a
+ * little more than a plain write.
+ */
+export const SMARTSHEET_LATENCY_MS: NonNullable<SimConfigPatch["latencyMs"]> = {
+    copySheet: 700,
+    createFolder: 250,
+    getFolderChildren: 120,
+    getSheet: 120,
+    getSummary: 120,
+    getSummaryFields: 120,
+    listCrossSheetReferences: 120,
+    getCrossSheetReference: 120,
+    updateSheet: 150,
+    updateRows: 150,
+    addRows: 150,
+    deleteRows: 150,
+    updateColumn: 150,
+    createCrossSheetReference: 150,
+    addSummaryFields: 150,
+    updateSummaryFields: 150,
+    deleteSheet: 150,
+    deleteFolder: 150,
+};
+
+/** A product request as a person types it into the intake sheet. */
+export interface ProductRequest {
+    code: string;
+    name: string;
+    line: "Industrial" | "Consumer";
+    approved: boolean;
+}
+
+export interface StackOptions {
+    /** Azurite, shared by every stack of the run; each stack has its own table, queue and task hub. */
+    storage: string;
+    /** App and host settings over the bench's defaults. */
+    settings?: Record<string, string>;
+    /** Host processes sharing the stack's storage and token (scale-out). Default 1. */
+    hosts?: number;
+    simulator?: SimConfigPatch;
+}
+
+/**
+ * One measured deployment: a Smartsheet simulator in this process (its seeded requests left
+ * unapproved), and the local Functions host running the app as child process(es) on the run's
+ * Azurite, under names of its own.
+ */
+export class BenchStack {
+    /** Cold start of each host's first start, ms. */
+    readonly coldStartsMs: number[] = [];
+
+    private constructor(
+        readonly sim: RunningSimulator,
+        readonly hosts: BenchHost[],
+        readonly settings: Record<string, string>,
+        readonly jobs: JobStore,
+    ) {}
+
+    /** Starts `count` stacks side by side; if one fails, stops the others and throws its error. */
+    static async startMany(count: number, options: StackOptions): Promise<BenchStack[]> {
+        const started = await Promise.allSettled(Array.from({ length: count }, () => BenchStack.start(options)));
+        const failure = started.find((outcome) => outcome.status === "rejected");
+        if (!failure) return started.map((outcome) => (outcome as PromiseFulfilledResult<BenchStack>).value);
+        await Promise.all(started.map((outcome) => (outcome.status === "fulfilled" ? outcome.value.stop() : undefined)));
+        throw failure.reason;
+    }
+
+    static async start(options: StackOptions): Promise<BenchStack> {
+        const sim = await startSimulator({ port: 0 });
+        if (options.simulator) sim.core.configure(options.simulator);
+        const unique = randomBytes(4).toString("hex");
+        const settings = appSettingsFor(
+            { smartsheetBaseUrl: sim.baseUrl, anchors: sim.core.anchors, storageConnectionString: options.storage },
+            {
+                FUNCTIONS_HOST_KEY: FUNCTION_KEY,
+                JOBS_TABLE: `benchjobs${unique}`,
+                PROVISION_QUEUE: `bench-provision-${unique}`,
+                TASK_HUB_NAME: `benchhub${unique}`,
+                INTAKE_SWEEP_SCHEDULE: NEVER,
+                REAPER_SCHEDULE: NEVER,
+                ...options.settings,
+            },
+        );
+        const hosts: BenchHost[] = [];
+        const stack = new BenchStack(sim, hosts, settings, new JobStore(createTableClient(options.storage, settings.JOBS_TABLE!)));
+        try {
+            await stack.withdrawSeededRequests();
+            for (let i = 0; i < (options.hosts ?? 1); i++) {
+                const host = new BenchHost(settings, await freePort());
+                hosts.push(host);
+                stack.coldStartsMs.push(await host.start());
+            }
+        } catch (error) {
+            await stack.stop();
+            throw error;
+        }
+        sim.core.resetCalls();
+        return stack;
+    }
+
+    get host(): BenchHost {
+        return this.hosts[0]!;
+    }
+
+    get intakeSheetId(): number {
+        return this.sim.core.anchors.intakeSheetId;
+    }
+
+    /** Types requests into the intake sheet (500 rows a call, as a person's import would) and returns their job keys. */
+    async addRequests(requests: readonly ProductRequest[]): Promise<JobKey[]> {
+        const column = this.intakeColumns();
+        const keys: JobKey[] = [];
+        for (let start = 0; start < requests.length; start += ROWS_PER_REQUEST) {
+            const rows = requests.slice(start, start + ROWS_PER_REQUEST).map((request) => ({
+                toBottom: true,
+                cells: [
+                    { columnId: column("Product Code"), value: request.code },
+                    { columnId: column("Product Name"), value: request.name },
+                    { columnId: column("Product Line"), value: request.line },
+                    { columnId: column("Approved"), value: request.approved },
+                ],
+            }));
+            const answer = await this.smartsheet<{ result: Array<{ id: number }> }>("POST", `sheets/${this.intakeSheetId}/rows`, rows);
+            keys.push(...answer.result.map((row) => ({ pk: String(this.intakeSheetId), rk: String(row.id) })));
+        }
+        return keys;
+    }
+
+    /** Fires the intake sweep and resolves with its count line once it has run. */
+    async sweep(): Promise<string> {
+        const done = this.host.nextLine(/intake sweep: \d+ approved rows/, 120_000);
+        await this.host.fire("intakeSweep");
+        return done;
+    }
+
+    /** The simulator's call log (every request it answered or refused) since the stack started or `resetCalls`. */
+    callLog(): CallLogEntry[] {
+        return this.sim.core.calls().log;
+    }
+
+    async job(key: JobKey): Promise<JobRow | undefined> {
+        return (await this.jobs.get(key))?.row;
+    }
+
+    /**
+     * Waits until no job of the stack is open (queued or running) by its active index — cheap
+     * however many jobs there are — then reads the rows of `keys`. Fails after `timeoutMs`.
+     */
+    async waitUntilSettled(keys: readonly JobKey[], timeoutMs: number): Promise<JobRow[]> {
+        const deadline = Date.now() + timeoutMs;
+        for (;;) {
+            const index = await this.jobs.listActiveIndex(String(this.intakeSheetId));
+            const open = index.found.filter((entry) => entry.state === "queued" || entry.state === "running");
+            if (open.length === 0) break;
+            if (Date.now() > deadline) throw new Error(`${open.length} jobs were still open after ${timeoutMs / 1000} s (e.g. ${open[0]!.jobRowKey}, ${open[0]!.state}).`);
+            await new Promise((resolve) => setTimeout(resolve, 1_000));
+        }
+        const rows: JobRow[] = [];
+        for (const key of keys) {
+            const row = await this.job(key);
+            if (!row) throw new Error(`Job ${key.pk}-${key.rk} has no row: the sweep did not take its request.`);
+            rows.push(row);
+        }
+        return rows;
+    }
+
+    /**
+     * An orchestration's history as the task hub stores it (`<hub>History`, one row per event,
+     * the sentinel aside): its events, and its episodes (each begins with OrchestratorStarted).
+     */
+    async history(instanceId: string): Promise<{ events: number; episodes: number }> {
+        const table = createTableClient(this.settings.AzureWebJobsStorage!, `${this.settings.TASK_HUB_NAME}History`);
+        let events = 0;
+        let episodes = 0;
+        const filter = odata`PartitionKey eq ${instanceId} and RowKey ne ${"sentinel"}`;
+        for await (const entity of table.listEntities<{ EventType?: string }>({ queryOptions: { filter, select: ["EventType"] } })) {
+            events += 1;
+            if (entity.EventType === "OrchestratorStarted") episodes += 1;
+        }
+        if (events === 0) throw new Error(`The task hub has no history for ${instanceId}.`);
+        return { events, episodes };
+    }
+
+    async stop(): Promise<void> {
+        await Promise.all(this.hosts.map((host) => host.stop()));
+        await this.sim.close();
+    }
+
+    /** A Smartsheet REST call as a person (or another integration) makes it, with the same token. */
+    private async smartsheet<T>(method: string, pathAndQuery: string, body?: unknown): Promise<T> {
+        const response = await fetch(new URL(pathAndQuery, this.sim.baseUrl), {
+            method,
+            headers: { authorization: `Bearer ${SIM_TOKEN}`, "content-type": "application/json" },
+            ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        });
+        const text = await response.text();
+        if (!response.ok) throw new Error(`${method} ${pathAndQuery} answered ${response.status}: ${text}`);
+        return JSON.parse(text) as T;
+    }
+
+    /** The demo's sample requests are not the bench's: untick them, so only the bench's own are approved. */
+    private async withdrawSeededRequests(): Promise<void> {
+        const sheet = this.sim.core.state().sheets.find((candidate) => candidate.id === this.intakeSheetId)!;
+        const approved = this.intakeColumns()("Approved");
+        await this.smartsheet("PUT", `sheets/${this.intakeSheetId}/rows`, sheet.rows.map((row) => ({ id: row.id, cells: [{ columnId: approved, value: false }] })));
+    }
+
+    private intakeColumns(): (title: string) => number {
+        const sheet = this.sim.core.state().sheets.find((candidate) => candidate.id === this.intakeSheetId)!;
+        return (title) => {
+            const column = sheet.columns.find((candidate) => candidate.title === title);
+            if (!column) throw new Error(`The simulator's intake sheet has no "${title}" column.`);
+            return column.id;
+        };
+    }
+}
+
+/** The `number`-th request of a series: `<prefix>-0001`…, alternating between the two product lines. */
+export function productRequest(prefix: string, number: number, approved = true): ProductRequest {
+    return {
+        code: `${prefix}-${String(number).padStart(4, "0")}`,
+        name: `Bench Product ${number}`,
+        line: number % 2 === 1 ? "Industrial" : "Consumer",
+        approved,
+    };
+}
+
+/** `count` requests of a series, numbered from 1. */
+export function productRequests(prefix: string, count: number, approved = true): ProductRequest[] {
+    return Array.from({ length: count }, (_, index) => productRequest(prefix, index + 1, approved));
+}

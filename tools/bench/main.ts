@@ -1,0 +1,151 @@
+import { startAzurite } from "../azurite/startAzurite";
+import { FIGURES, isFigureName, renderTable, targetsMissed, type FigureName, type Measured } from "./figures";
+import { oneProduct } from "./scenarios/oneProduct";
+import { rateLimit, scaleOut } from "./scenarios/rateLimit";
+import { reaper } from "./scenarios/reaper";
+import { recovery } from "./scenarios/recovery";
+import { sweeps } from "./scenarios/sweeps";
+
+const USAGE = `Usage: npm run bench [-- [--only <figure>[,<figure>…]] [--products N]]
+
+Measures Sheetwright on the local stack (Azurite, the Smartsheet simulator with Smartsheet-like
+latencies and rate limit, the local Functions host running the compiled app as child processes)
+and prints a table of figures with their targets, then one JSON object of the numbers as the
+last line. --only runs just the scenarios that measure the named figures; --products sets how
+many products the rate-limit scenarios approve at once (default 60; 300 drains a backlog).
+Exit code: 0 every target met, 1 some target missed, 2 a scenario could not be measured.
+
+Figures: ${Object.keys(FIGURES).join(", ")}`;
+
+interface Options {
+    only: Set<FigureName> | undefined;
+    products: number;
+}
+
+type ScenarioName = "oneProduct" | "recovery" | "rateLimit" | "scaleOut" | "sweeps" | "reaper";
+
+interface Scenario {
+    name: ScenarioName;
+    figures: readonly FigureName[];
+    run(storage: string, options: Options): Promise<Measured>;
+}
+
+const SCENARIOS: readonly Scenario[] = [
+    {
+        name: "oneProduct",
+        figures: ["callsPerProduct", "fanoutSpeedup", "fanoutErrors4004", "historyEventsPerProduct", "episodesPerProduct", "appLoadMs"],
+        run: (storage) => oneProduct(storage),
+    },
+    { name: "recovery", figures: ["recoveryExtraWrites", "recoveryExtraReads", "recoveryNotDone"], run: (storage) => recovery(storage) },
+    {
+        name: "rateLimit",
+        figures: ["rateLimitUse", "rateLimit429Share", "rateLimitJobsNotDone", "rateLimitTakeOvers", "rateLimitParks", "rssMbAfter60"],
+        run: (storage, options) => rateLimit(storage, options.products),
+    },
+    {
+        name: "scaleOut",
+        figures: ["scaleOutRateLimitUse", "scaleOut429Share", "scaleOutJobsNotDone"],
+        run: (storage, options) => scaleOut(storage, options.products),
+    },
+    { name: "sweeps", figures: ["sweepCalls5000", "sweepCalls50"], run: (storage) => sweeps(storage) },
+    { name: "reaper", figures: ["reaperEntitiesRead"], run: (storage) => reaper(storage) },
+];
+
+/**
+ * The order of the run, in phases; a phase's lanes run side by side, each lane's scenarios one
+ * after another. Whatever is timed runs alone: the single product (cold start, wall times) and
+ * each drain at the rate limit. The counts run beside each other: the recovery points (13
+ * stacks, mostly waiting) with the sweeps and the reaper. That keeps the whole bench inside
+ * five minutes on two cores.
+ */
+const PHASES: ReadonlyArray<ReadonlyArray<readonly ScenarioName[]>> = [[["oneProduct"]], [["recovery"], ["sweeps", "reaper"]], [["rateLimit"]], [["scaleOut"]]];
+
+function parseArgs(argv: string[]): Options {
+    const options: Options = { only: undefined, products: 60 };
+    for (let i = 0; i < argv.length; i++) {
+        const flag = argv[i]!;
+        const value = argv[i + 1];
+        if (flag === "--help" || flag === "-h") {
+            process.stdout.write(`${USAGE}\n`);
+            process.exit(0);
+        } else if (flag === "--products") {
+            const products = Number(value);
+            if (!Number.isInteger(products) || products < 1 || products > 1000) throw new UsageError(`--products takes a whole number from 1 to 1000 (got "${value ?? ""}").`);
+            options.products = products;
+            i++;
+        } else if (flag === "--only") {
+            const names = (value ?? "").split(",").map((name) => name.trim()).filter(Boolean);
+            const unknown = names.filter((name) => !isFigureName(name));
+            if (names.length === 0 || unknown.length > 0) throw new UsageError(`--only takes figure names (unknown: "${unknown.join(", ") || value || ""}").`);
+            options.only = new Set(names as FigureName[]);
+            i++;
+        } else {
+            throw new UsageError(`Unknown argument "${flag}".`);
+        }
+    }
+    return options;
+}
+
+class UsageError extends Error {
+    override name = "UsageError";
+}
+
+async function main(): Promise<void> {
+    let options: Options;
+    try {
+        options = parseArgs(process.argv.slice(2));
+    } catch (error) {
+        if (!(error instanceof UsageError)) throw error;
+        process.stderr.write(`${error.message}\n\n${USAGE}\n`);
+        process.exit(2);
+    }
+    const wanted = SCENARIOS.filter((scenario) => !options.only || scenario.figures.some((figure) => options.only!.has(figure)));
+    if (wanted.length === 0) {
+        process.stderr.write(`--only ${[...options.only!].join(",")}: benchSeconds is measured by the whole bench only; name a scenario's figure.\n`);
+        process.exit(2);
+    }
+    const started = Date.now();
+    const figures: Partial<Record<FigureName, number>> = {};
+    const details: Record<string, unknown> = {};
+    const notes: string[] = [];
+    const errors: string[] = [];
+    const azurite = await startAzurite({ tablePort: 0, queuePort: 0 });
+
+    const runLane = async (names: readonly ScenarioName[]) => {
+        for (const scenario of wanted.filter((candidate) => names.includes(candidate.name))) {
+            const scenarioStarted = Date.now();
+            try {
+                const measured = await scenario.run(azurite.connectionString, options);
+                Object.assign(figures, measured.figures);
+                Object.assign(details, measured.details);
+                notes.push(...measured.notes);
+                process.stdout.write(`· ${scenario.name} measured in ${((Date.now() - scenarioStarted) / 1000).toFixed(0)} s\n`);
+            } catch (error) {
+                errors.push(`${scenario.name}: ${error instanceof Error ? error.message : String(error)}`);
+                process.stdout.write(`· ${scenario.name} could not be measured: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+            }
+        }
+    };
+    try {
+        for (const lanes of PHASES) await Promise.all(lanes.map(runLane));
+    } finally {
+        await azurite.stop();
+    }
+    if (wanted.length === SCENARIOS.length) figures.benchSeconds = (Date.now() - started) / 1000;
+
+    const missed = targetsMissed(figures);
+    process.stdout.write(`\n${renderTable(figures)}\n\n${notes.map((note) => `  ${note}`).join("\n")}\n\n`);
+    if (errors.length > 0) process.stdout.write(`Not measured:\n${errors.map((error) => `  ${error}`).join("\n")}\n\n`);
+    process.stdout.write(`${JSON.stringify({ products: options.products, ...round(figures), ...details, targetsMissed: missed, errors })}\n`);
+    process.exitCode = errors.length > 0 ? 2 : missed.length > 0 ? 1 : 0;
+}
+
+/** Figures to four significant decimals: the JSON is read by people too. */
+function round(figures: Partial<Record<FigureName, number>>): Partial<Record<FigureName, number>> {
+    return Object.fromEntries(Object.entries(figures).map(([name, value]) => [name, Math.round(value * 10_000) / 10_000]));
+}
+
+main().catch((error: unknown) => {
+    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(2);
+});

@@ -1,0 +1,103 @@
+import type { JobKey, JobRow } from "../../src/shared/jobs/JobRow";
+import type { CallLogEntry } from "../smartsheet-sim";
+import type { BenchStack, ProductRequest } from "./benchStack";
+
+/** One product followed from its intake row to the end of its job. */
+export interface ProductRun {
+    key: JobKey;
+    row: JobRow;
+    /** The product's Smartsheet calls, as the simulator logged them. */
+    calls: CallLogEntry[];
+    /** From the sweep's `Queued` reaching Smartsheet to the job row's last progress (done). */
+    queuedToDoneMs: number;
+    /** Whether the host was killed at the asked-for call (a run can end before reaching it). */
+    interrupted: boolean;
+}
+
+export interface RunOptions {
+    /** SIGKILL the host as soon as the simulator has answered this many of the product's calls, then start it again. */
+    killAtCall?: number;
+    timeoutMs: number;
+}
+
+/** Smartsheet is quiet this long after a job ended: a duplicate of a finished step would have called by then. */
+const QUIET_MS = 1_500;
+const WATCH_MS = 5;
+
+/**
+ * Orders one product (an approved intake row), fires the sweep and follows the job until it is
+ * done or parked and Smartsheet has gone quiet. The product's calls are the ones logged after the
+ * sweep's status write: that write (`Queued`) is the sweep's last call and is made before the
+ * job's message is sent, so nothing of the product can come before it. Only one product may be
+ * in flight on the stack.
+ */
+export async function runProduct(stack: BenchStack, request: ProductRequest, options: RunOptions): Promise<ProductRun> {
+    const [key] = await stack.addRequests([request]);
+    stack.sim.core.resetCalls();
+    await stack.host.fire("intakeSweep");
+    const deadline = Date.now() + options.timeoutMs;
+    let interrupted = false;
+    let row: JobRow | undefined;
+    let lastRead = 0;
+    for (;;) {
+        const calls = productCalls(stack);
+        if (options.killAtCall !== undefined && !interrupted && calls && calls.product.length >= options.killAtCall) {
+            await stack.host.kill();
+            interrupted = true;
+            await stack.host.start();
+        }
+        if (Date.now() - lastRead >= 100) {
+            lastRead = Date.now();
+            row = await stack.job(key!);
+            if (row && (row.state === "done" || row.state === "parked") && calls) break;
+        }
+        if (Date.now() > deadline) {
+            throw new Error(`Product ${request.code} was not done after ${options.timeoutMs / 1000} s (job ${row ? `${row.state}, stage ${row.stage}` : "not created"}).`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, WATCH_MS));
+    }
+    await quiet(stack);
+    const { queuedAt, product } = productCalls(stack)!;
+    row = (await stack.job(key!))!;
+    return { key: key!, row, calls: product, queuedToDoneMs: Date.parse(row.lastProgressAt) - queuedAt, interrupted };
+}
+
+/** The calls after the sweep's status write, or `undefined` while the sweep has not written it. */
+function productCalls(stack: BenchStack): { queuedAt: number; product: CallLogEntry[] } | undefined {
+    const log = stack.callLog();
+    const statusWrite = `/sheets/${stack.intakeSheetId}/rows`;
+    const queued = log.findIndex((call) => call.op === "updateRows" && call.path.endsWith(statusWrite));
+    if (queued < 0) return undefined;
+    return { queuedAt: Date.parse(log[queued]!.at), product: log.slice(queued + 1) };
+}
+
+async function quiet(stack: BenchStack): Promise<void> {
+    let count = stack.callLog().length;
+    let since = Date.now();
+    while (Date.now() - since < QUIET_MS) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        const now = stack.callLog().length;
+        if (now !== count) {
+            count = now;
+            since = Date.now();
+        }
+    }
+}
+
+export function isWrite(call: CallLogEntry): boolean {
+    return call.method === "POST" || call.method === "PUT" || call.method === "DELETE";
+}
+
+/** Calls per operation, most frequent first. */
+export function byOperation(calls: readonly CallLogEntry[]): Record<string, number> {
+    const counts: Record<string, number> = {};
+    for (const call of calls) counts[call.op] = (counts[call.op] ?? 0) + 1;
+    return Object.fromEntries(Object.entries(counts).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])));
+}
+
+/** `copySheet 7, updateRows 4, …` */
+export function describeOperations(calls: readonly CallLogEntry[]): string {
+    return Object.entries(byOperation(calls))
+        .map(([operation, count]) => `${operation} ${count}`)
+        .join(", ");
+}
