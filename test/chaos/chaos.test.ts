@@ -27,6 +27,20 @@ it(`survives ${SCHEDULES} chaos schedules`, async () => {
     expect(code).toBe(0);
 }, 300_000);
 
+/**
+ * Schedules whose one finding was the auditor's mistake, not the app's: a request repeating the
+ * code of an earlier one that was withdrawn before it had a job — unticked (seed 1706380879) or
+ * its row deleted (seed 2625852924) — rightly gets a job. Replayed, each ends with zeros.
+ */
+it("replays the schedules that caught the auditor owing no job to a code's second request", async () => {
+    const replays = await Promise.all(["1706380879", "2625852924"].map((seed) => runChaos(["--schedules", "1", "--seed", seed])));
+    for (const { code, output } of replays) {
+        const totals = JSON.parse(output.trimEnd().split("\n").at(-1) ?? "") as Record<string, number>;
+        expect(totals, output).toMatchObject({ duplicates: 0, lost: 0, orphans: 0, silent: 0, invariantFailures: 0, harnessErrors: 0 });
+        expect(code).toBe(0);
+    }
+}, 300_000);
+
 function runChaos(args: string[]): Promise<{ code: number | null; output: string }> {
     return new Promise((resolve, reject) => {
         const child = spawn(process.execPath, [CHAOS_MAIN, ...args], { cwd: APP_DIR, stdio: ["ignore", "pipe", "pipe"] });

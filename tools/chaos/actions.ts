@@ -23,7 +23,7 @@ export class ScheduleContext {
     /** Product index → its intake row id. */
     readonly rowIds: number[] = [];
     readonly deletedRows = new Set<number>();
-    /** Rows whose Approved box was unticked before any job existed: no job is owed to them. */
+    /** Rows withdrawn (Approved unticked, or the row deleted) before any job existed: no job is owed to them. */
     readonly withdrawnRows = new Set<number>();
     /** `+<ms> <action>: <outcome>`, for a failure report. */
     readonly journal: string[] = [];
@@ -161,7 +161,11 @@ async function act(context: ScheduleContext, action: PersonAction): Promise<stri
             );
             // The simulator may have made the delete although it answered an error: its state decides.
             const after = await context.simView();
-            if (!sheetOf(after, after.intakeSheetId).rows.some((row) => row.id === rowId)) context.deletedRows.add(rowId);
+            if (!sheetOf(after, after.intakeSheetId).rows.some((row) => row.id === rowId)) {
+                context.deletedRows.add(rowId);
+                // Deleted before it had a job: withdrawn, so its product code was never taken (chaos seed 2625852924).
+                if (waited) context.withdrawnRows.add(rowId);
+            }
             return [waited, result, context.deletedRows.has(rowId) ? "deleted" : "still there"].filter(Boolean).join("; ");
         }
         case "editProductName":

@@ -130,10 +130,11 @@ async function comeToRest(context: ScheduleContext, lateWritesBy: number): Promi
 
 /**
  * Whether the sweep owes the request a job. A request that repeats an earlier one's code is
- * invalid, unless that earlier one was withdrawn before it had a job: then the code was never
- * taken, and the later request rightly gets it (chaos seed 1706380879).
+ * invalid, unless that earlier one was withdrawn (unticked, chaos seed 1706380879, or deleted,
+ * seed 2625852924) before it had a job: then the code was never taken, and the later request
+ * rightly gets it.
  */
-function validAtRest(plan: Plan, schedule: { rowIds: readonly number[]; withdrawnRows: ReadonlySet<number> }, index: number): boolean {
+export function validAtRest(plan: Plan, schedule: { rowIds: readonly number[]; withdrawnRows: ReadonlySet<number> }, index: number): boolean {
     const product = plan.products[index]!;
     if (product.valid) return true;
     const holder = plan.products.findIndex((other, at) => at < index && other.valid && other.code === product.code);
