@@ -13,10 +13,8 @@ import { BlueprintStore } from "./provisioning/BlueprintStore";
 import type { Logger } from "./logger";
 import type { ProvisioningDeps } from "./provisioning/ProvisioningDeps";
 import type { RecoveryDeps } from "./recovery/reconcile";
-import { BudgetTable } from "./smartsheet/BudgetTable";
 import { RateLimiter, systemClock } from "./smartsheet/RateLimiter";
 import { SdkSmartsheet } from "./smartsheet/SdkSmartsheet";
-import { SharedTokenBudget } from "./smartsheet/SharedTokenBudget";
 import { queueClientFor, storageAccessOf, tableClientFor } from "./storage";
 import { logLine } from "./text/logText";
 import type { TableClient } from "@azure/data-tables";
@@ -52,20 +50,12 @@ function build(config: Config): Shared {
     const queue = queueClientFor(storage, config.PROVISION_QUEUE);
     const poisonQueue = queueClientFor(storage, `${config.PROVISION_QUEUE}-poison`);
     const reconcileQueue = queueClientFor(storage, reconcileQueueName(config));
-    const budget = new SharedTokenBudget({
-        accessToken: config.SMARTSHEET_ACCESS_TOKEN,
-        limit: config.SMARTSHEET_REQUESTS_PER_MINUTE,
-        windowMs: config.SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS * 1000,
-        leaseSize: config.SMARTSHEET_BUDGET_LEASE_SIZE,
-        fallbackInstances: config.SMARTSHEET_BUDGET_FALLBACK_INSTANCES,
-        // The budget retries on its own terms (ETag conflicts) and falls back rather than wait on storage.
-        rows: new BudgetTable(tableClientFor(storage, config.JOBS_TABLE, { retryOptions: { maxRetries: 0 } })),
-        log: logFromApp,
-    });
     const smartsheet = new SdkSmartsheet({
         accessToken: config.SMARTSHEET_ACCESS_TOKEN,
         baseUrl: config.SMARTSHEET_BASE_URL,
-        limiter: new RateLimiter(config.SMARTSHEET_REQUESTS_PER_MINUTE, config.SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS * 1000, systemClock, budget),
+        // The budget shared across instances (SharedTokenBudget) is not wired in yet: its 3 s slices make a
+        // burst wait longer than a short rate-limit deadline allows (see the README's known limits).
+        limiter: new RateLimiter(config.SMARTSHEET_REQUESTS_PER_MINUTE, config.SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS * 1000, systemClock),
         callTimeoutMs: config.SMARTSHEET_CALL_TIMEOUT_SECONDS * 1000,
         rateLimitBackoff: { baseMs: 2_000, maxMs: 60_000, maxTotalMs: config.SMARTSHEET_RATE_LIMIT_RETRY_SECONDS * 1000 },
     });
