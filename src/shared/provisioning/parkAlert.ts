@@ -22,6 +22,7 @@ export async function tellOpsOfParking(
     let failure: string | undefined;
     try {
         await deps.alerts?.send({
+            event: "job.parked",
             jobKey: formatJobKey(key),
             productCode: row.productCode,
             productName: row.productName,
