@@ -2,6 +2,8 @@ import { randomUUID } from "node:crypto";
 import type { InvocationContext } from "@azure/functions";
 import type * as df from "durable-functions";
 import { loadConfig, timingOf, type Config } from "./config";
+import type { JobsApiDeps } from "./recovery/jobsApi";
+import { sitesFrom, type Sites } from "./sites/Sites";
 import { functionTimeoutMs } from "./hostTimeout";
 import { IntakeCursorStore } from "./intake/IntakeCursorStore";
 import type { SweepDeps } from "./intake/intakeSweep";
@@ -29,7 +31,7 @@ interface Shared {
     jobs: JobStore;
     blueprints: BlueprintStore;
     cursors: IntakeCursorStore;
-    smartsheet: SdkSmartsheet;
+    sites: Sites;
     alerts?: AlertChannel;
     queue: QueueClient;
     poisonQueue: QueueClient;
@@ -52,28 +54,35 @@ function build(config: Config): Shared {
     const queue = queueClientFor(storage, config.PROVISION_QUEUE);
     const poisonQueue = queueClientFor(storage, `${config.PROVISION_QUEUE}-poison`);
     const reconcileQueue = queueClientFor(storage, reconcileQueueName(config));
-    const budget = new SharedTokenBudget({
-        accessToken: config.SMARTSHEET_ACCESS_TOKEN,
-        limit: config.SMARTSHEET_REQUESTS_PER_MINUTE,
-        leaseSize: config.SMARTSHEET_BUDGET_LEASE_SIZE,
-        fallbackInstances: config.SMARTSHEET_BUDGET_FALLBACK_INSTANCES,
-        // The budget retries on its own terms (ETag conflicts) and falls back rather than wait on storage.
-        rows: new BudgetTable(tableClientFor(storage, config.JOBS_TABLE, { retryOptions: { maxRetries: 0 } })),
-        log: logFromApp,
-    });
-    const smartsheet = new SdkSmartsheet({
-        accessToken: config.SMARTSHEET_ACCESS_TOKEN,
-        baseUrl: config.SMARTSHEET_BASE_URL,
-        limiter: new RateLimiter(config.SMARTSHEET_REQUESTS_PER_MINUTE, 60_000, systemClock, budget),
-        callTimeoutMs: config.SMARTSHEET_CALL_TIMEOUT_SECONDS * 1000,
-        rateLimitBackoff: { baseMs: 2_000, maxMs: 60_000, maxTotalMs: config.SMARTSHEET_RATE_LIMIT_RETRY_SECONDS * 1000 },
-    });
+    // The budget retries on its own terms (ETag conflicts) and falls back rather than wait on storage.
+    const budgetRows = new BudgetTable(tableClientFor(storage, config.JOBS_TABLE, { retryOptions: { maxRetries: 0 } }));
+    // One client per token, each paced by that token's budget, shared by every instance of the app.
+    const clientFor = (accessToken: string) =>
+        new SdkSmartsheet({
+            accessToken,
+            baseUrl: config.SMARTSHEET_BASE_URL,
+            limiter: new RateLimiter(
+                config.SMARTSHEET_REQUESTS_PER_MINUTE,
+                60_000,
+                systemClock,
+                new SharedTokenBudget({
+                    accessToken,
+                    limit: config.SMARTSHEET_REQUESTS_PER_MINUTE,
+                    leaseSize: config.SMARTSHEET_BUDGET_LEASE_SIZE,
+                    fallbackInstances: config.SMARTSHEET_BUDGET_FALLBACK_INSTANCES,
+                    rows: budgetRows,
+                    log: logFromApp,
+                }),
+            ),
+            callTimeoutMs: config.SMARTSHEET_CALL_TIMEOUT_SECONDS * 1000,
+            rateLimitBackoff: { baseMs: 2_000, maxMs: 60_000, maxTotalMs: config.SMARTSHEET_RATE_LIMIT_RETRY_SECONDS * 1000 },
+        });
     return {
         config,
         jobs: new JobStore(table),
         blueprints: new BlueprintStore(table),
         cursors: new IntakeCursorStore(table),
-        smartsheet,
+        sites: sitesFrom(config.sites, clientFor),
         alerts: config.ALERT_WEBHOOK_URL ? new WebhookAlertChannel(config.ALERT_WEBHOOK_URL) : undefined,
         queue,
         poisonQueue,
@@ -101,9 +110,10 @@ async function ensureStorage(): Promise<void> {
     await state.ready;
 }
 
-export async function jobStore(): Promise<JobStore> {
+/** What the jobs API reads: the Jobs table and the sites. */
+export async function jobsApiDeps(): Promise<JobsApiDeps> {
     await ensureStorage();
-    return shared!.jobs;
+    return { jobs: shared!.jobs, sites: shared!.sites };
 }
 
 type Level = keyof Logger;
@@ -130,12 +140,12 @@ export function loggerFor(context: InvocationContext): Logger {
 
 export async function provisioningDeps(context: InvocationContext): Promise<ProvisioningDeps> {
     await ensureStorage();
-    const { config, jobs, blueprints, smartsheet, alerts } = shared!;
+    const { config, jobs, blueprints, sites, alerts } = shared!;
     return {
         config,
+        sites,
         jobs,
         blueprints,
-        smartsheet,
         alerts,
         log: loggerFor(context),
         now: () => new Date(),

@@ -11,6 +11,8 @@ import { BlueprintStore } from "../../src/shared/provisioning/BlueprintStore";
 import type { Logger } from "../../src/shared/logger";
 import type { ProvisioningDeps } from "../../src/shared/provisioning/ProvisioningDeps";
 import { SdkSmartsheet } from "../../src/shared/smartsheet/SdkSmartsheet";
+import type { SmartsheetPort } from "../../src/shared/smartsheet/SmartsheetPort";
+import { sitesFrom, type Site } from "../../src/shared/sites/Sites";
 import { storageAccessOf, tableClientFor } from "../../src/shared/storage";
 import type { RunningSimulator, SimulatorOptions } from "../../tools/smartsheet-sim";
 import { startTestSimulator } from "../sim/simTestKit";
@@ -19,7 +21,11 @@ import { uniqueName } from "./names";
 export interface Harness {
     sim: RunningSimulator;
     config: Config;
+    /** The first site (the only one unless the simulator serves several). */
+    site: Site;
     deps: SweepDeps & {
+        /** The first site's client, for a test's own Smartsheet calls. */
+        smartsheet: SmartsheetPort;
         logs: string[];
         enqueued: JobKey[];
         instances: Map<string, OrchestrationState>;
@@ -91,11 +97,13 @@ export function useProvisioningHarness(options: { simulator?: SimulatorOptions; 
                 instances.set(id, { runtimeStatus: "Terminated" });
             },
         };
+        const sites = sitesFrom(config.sites, (accessToken) => new SdkSmartsheet({ accessToken, baseUrl: sim!.baseUrl, callTimeoutMs: 2_000 }));
+        const site = sites.all()[0]!;
         const provisioning: ProvisioningDeps = {
             config,
+            sites,
             jobs,
             blueprints: new BlueprintStore(table),
-            smartsheet: new SdkSmartsheet({ accessToken: "sim-token", baseUrl: sim!.baseUrl, callTimeoutMs: 2_000 }),
             log,
             now: () => new Date(),
             sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
@@ -105,10 +113,12 @@ export function useProvisioningHarness(options: { simulator?: SimulatorOptions; 
         harness = {
             sim: sim!,
             config,
+            site,
             jobs,
             table,
             deps: {
                 ...provisioning,
+                smartsheet: site.smartsheet,
                 orchestrations,
                 cursors: new IntakeCursorStore(table),
                 enqueue: async (key) => void enqueued.push(key),

@@ -6,7 +6,10 @@ import { instanceIdFor } from "../jobs/instanceIds";
 import { LIVE_STATUSES, type OrchestrationState } from "../orchestration/Orchestrations";
 import { startAttempt } from "../orchestration/startAttempt";
 import { tellOpsOfParking } from "../provisioning/parkAlert";
-import { reconcileJobs, type RecoveryDeps } from "./reconcile";
+import { forEachSite, type SiteFailure } from "../sites/eachSite";
+import type { Site } from "../sites/Sites";
+import type { IndexEntry, Listing } from "../jobs/JobStore";
+import { failedSitesText, reconcileSite, type RecoveryDeps } from "./reconcile";
 
 export interface ReaperReport {
     active: number;
@@ -16,6 +19,8 @@ export interface ReaperReport {
     transitions: string[];
     /** Jobs skipped because their index entry or row does not parse. */
     invalid: InvalidJob[];
+    /** Sites the reaper could not look after this run (each logged and alerted). */
+    failed: SiteFailure[];
 }
 
 /** How many windows a job may wait in a backlog before it is taken over anyway (its work item may be lost). */
@@ -38,14 +43,44 @@ interface Clock {
  * it tells ops again of every parked job whose alert has not gone through yet.
  */
 export async function reap(deps: RecoveryDeps): Promise<ReaperReport> {
-    const pk = String(deps.config.INTAKE_SHEET_ID);
-    const index = await deps.jobs.listActiveIndex(pk);
-    const reconciled = await reconcileJobs(deps, "reaper", index);
-    const transitions = [...reconciled.transitions];
     const now = deps.now().getTime();
     const windowMs = deps.config.STALE_AFTER_MINUTES * 60_000;
-    const pipelineMoving = index.found.some((entry) => OPEN_STATES.includes(entry.state) && now - Date.parse(entry.lastProgressAt) <= windowMs);
+    // Every site's jobs share the task hub: whether the pipeline moves is asked of all of them.
+    const listed = await forEachSite(deps, "reaper", async (site) => ({ site, index: await deps.jobs.listActiveIndex(String(site.intakeSheetId)) }));
+    const pipelineMoving = listed.results.some(({ index }) =>
+        index.found.some((entry) => OPEN_STATES.includes(entry.state) && now - Date.parse(entry.lastProgressAt) <= windowMs),
+    );
     const clock: Clock = { now, windowMs, pipelineMoving };
+    const indexes = new Map(listed.results.map(({ site, index }) => [site.name, index]));
+    const reaped = await forEachSite(
+        deps,
+        "reaper",
+        (site) => reapSite(deps, site, indexes.get(site.name)!, clock),
+        listed.results.map(({ site }) => site),
+    );
+    const reports = reaped.results;
+    const failed = [...listed.failed, ...reaped.failed];
+    const report: ReaperReport = {
+        active: reports.reduce((sum, one) => sum + one.active, 0),
+        stale: reports.reduce((sum, one) => sum + one.stale, 0),
+        backlogged: reports.reduce((sum, one) => sum + one.backlogged, 0),
+        transitions: reports.flatMap((one) => one.transitions),
+        invalid: reports.flatMap((one) => one.invalid),
+        failed,
+    };
+    deps.log.info(
+        `reaper: ${report.active} active jobs, ${report.stale} without progress for ${deps.config.STALE_AFTER_MINUTES} min, ` +
+            `${report.backlogged} waiting in a backlog, ${report.transitions.length} transitions, ${report.invalid.length} invalid skipped` +
+            failedSitesText(failed),
+    );
+    return report;
+}
+
+/** One site's jobs: reconcile, then take over (or park) the stale ones and alert the unalerted parked ones. */
+async function reapSite(deps: RecoveryDeps, site: Site, index: Listing<IndexEntry>, clock: Clock): Promise<Omit<ReaperReport, "failed">> {
+    const pk = String(site.intakeSheetId);
+    const reconciled = await reconcileSite(deps, site, "reaper", index);
+    const transitions = [...reconciled.transitions];
     const isStale = (job: Pick<JobRow, "state" | "lastProgressAt" | "quietUntil">) =>
         OPEN_STATES.includes(job.state) && clock.now - quietSince(job) > clock.windowMs;
     // The index says which rows may be stale; parked ones are read too, for the manual path
@@ -73,15 +108,11 @@ export async function reap(deps: RecoveryDeps): Promise<ReaperReport> {
             backlogged += 1;
             continue;
         }
-        const line = await takeOver(deps, stored, status);
+        const line = await takeOver(deps, site, stored, status);
         if (line) transitions.push(line);
     }
     reportInvalidJobs(deps.log, invalid, "reaper");
     invalid.push(...reconciled.invalid);
-    deps.log.info(
-        `reaper: ${reconciled.checked} active jobs, ${stale} without progress for ${deps.config.STALE_AFTER_MINUTES} min, ` +
-            `${backlogged} waiting in a backlog, ${transitions.length} transitions, ${invalid.length} invalid skipped`,
-    );
     return { active: reconciled.checked, stale, backlogged, transitions, invalid };
 }
 
@@ -105,7 +136,7 @@ function waitsInBacklog(row: JobRow, status: OrchestrationState | undefined, clo
     return status?.runtimeStatus === "Pending" || status?.runtimeStatus === "Running";
 }
 
-async function takeOver(deps: RecoveryDeps, stored: StoredJob, status: OrchestrationState | undefined): Promise<string | undefined> {
+async function takeOver(deps: RecoveryDeps, site: Site, stored: StoredJob, status: OrchestrationState | undefined): Promise<string | undefined> {
     const row = stored.row;
     const key = keyOf(row);
     const oldInstanceId = currentInstanceId(row);
@@ -143,7 +174,7 @@ async function takeOver(deps: RecoveryDeps, stored: StoredJob, status: Orchestra
         line = transitionLine(key, row.state, "parked", reason);
         // Ops first: the intake row may be the very thing that is broken.
         await tellOpsOfParking(deps, key, line);
-        const spent = deps.smartsheet.withOwnTally();
+        const spent = site.smartsheet.withOwnTally();
         try {
             const latest = await deps.jobs.require(key);
             const columns = await writeIntakeStatus(spent, latest.row, IntakeStatus.stalled(reason));
