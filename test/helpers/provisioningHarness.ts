@@ -15,6 +15,7 @@ import type { SmartsheetPort } from "../../src/shared/smartsheet/SmartsheetPort"
 import { sitesFrom, type Site } from "../../src/shared/sites/Sites";
 import { storageAccessOf, tableClientFor } from "../../src/shared/storage";
 import type { RunningSimulator, SimulatorOptions } from "../../tools/smartsheet-sim";
+import { sitesSettingsFor } from "../../tools/stack/appSettings";
 import { startTestSimulator } from "../sim/simTestKit";
 import { uniqueName } from "./names";
 
@@ -23,6 +24,8 @@ export interface Harness {
     config: Config;
     /** The first site (the only one unless the simulator serves several). */
     site: Site;
+    /** Every site, in the simulator's order. */
+    sites: readonly Site[];
     deps: SweepDeps & {
         /** The first site's client, for a test's own Smartsheet calls. */
         smartsheet: SmartsheetPort;
@@ -37,16 +40,25 @@ export interface Harness {
     table: TableClient;
 }
 
-/** Settings for the app pointed at a simulator's seeded workspace and the test Azurite. */
+/**
+ * Settings for the app pointed at a simulator's seeded workspace and the test Azurite: the
+ * single-site settings, or SITES when the simulator serves several sites.
+ */
 export function settingsFor(sim: RunningSimulator, extra: Record<string, string> = {}): Record<string, string> {
     const state = sim.core.state();
+    const sites =
+        state.sites.length > 1
+            ? sitesSettingsFor(state.sites)
+            : {
+                  SMARTSHEET_ACCESS_TOKEN: "sim-token",
+                  INTAKE_SHEET_ID: String(state.intakeSheetId),
+                  TEMPLATE_FOLDER_ID: String(state.templateFolderId),
+                  PRODUCTS_FOLDER_ID: String(state.productsFolderId),
+                  FILING_INDEX_SHEET_ID: String(state.filingIndexSheetId),
+              };
     return {
-        SMARTSHEET_ACCESS_TOKEN: "sim-token",
         SMARTSHEET_BASE_URL: sim.baseUrl,
-        INTAKE_SHEET_ID: String(state.intakeSheetId),
-        TEMPLATE_FOLDER_ID: String(state.templateFolderId),
-        PRODUCTS_FOLDER_ID: String(state.productsFolderId),
-        FILING_INDEX_SHEET_ID: String(state.filingIndexSheetId),
+        ...sites,
         AzureWebJobsStorage: inject("azuriteConnectionString"),
         JOBS_TABLE: uniqueName("jobs"),
         PROVISION_QUEUE: uniqueName("provision-"),
@@ -114,6 +126,7 @@ export function useProvisioningHarness(options: { simulator?: SimulatorOptions; 
             sim: sim!,
             config,
             site,
+            sites: sites.all(),
             jobs,
             table,
             deps: {
