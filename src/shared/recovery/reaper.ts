@@ -1,6 +1,15 @@
 import { IntakeStatus, writeIntakeStatus } from "../intakeRow/intakeStatus";
 import { currentInstanceId, formatJobKey, keyOf, OPEN_STATES, type JobRow } from "../jobs/JobRow";
-import { JobConcurrencyError, JobStateConflictError, readOrReport, reportInvalidJobs, type InvalidJob, type StoredJob } from "../jobs/JobStore";
+import {
+    JobConcurrencyError,
+    JobStateConflictError,
+    readOrReport,
+    reportInvalidJobs,
+    type IndexEntry,
+    type InvalidJob,
+    type Listing,
+    type StoredJob,
+} from "../jobs/JobStore";
 import { JobLife, transitionLine } from "../jobs/jobLife";
 import { instanceIdFor } from "../jobs/instanceIds";
 import { LIVE_STATUSES, type OrchestrationState } from "../orchestration/Orchestrations";
@@ -8,7 +17,6 @@ import { startAttempt } from "../orchestration/startAttempt";
 import { tellOpsOfParking } from "../provisioning/parkAlert";
 import { forEachSite, type SiteFailure } from "../sites/eachSite";
 import type { Site } from "../sites/Sites";
-import type { IndexEntry, Listing } from "../jobs/JobStore";
 import { failedSitesText, reconcileSite, type RecoveryDeps } from "./reconcile";
 
 export interface ReaperReport {
@@ -40,7 +48,8 @@ interface Clock {
  * whose work is not merely waiting in a queue behind others (see `waitsInBacklog`). It
  * finishes them, never restarts them: a recovery instance continues from the row, adopting what
  * exists. After `MAX_RECOVERIES` it parks the job and tells ops and the customer instead, and
- * it tells ops again of every parked job whose alert has not gone through yet.
+ * it tells ops again of every parked job whose alert has not gone through yet. It goes site by
+ * site: a site that fails is logged and alerted, and stops no other.
  */
 export async function reap(deps: RecoveryDeps): Promise<ReaperReport> {
     const now = deps.now().getTime();
