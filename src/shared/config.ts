@@ -75,6 +75,10 @@ const SiteEntry = z.strictObject(
             .regex(
                 /^[A-Z][A-Z0-9_]{0,127}$/,
                 "expected the name of the app setting that holds the site's token, in capitals, e.g. SMARTSHEET_TOKEN_ACME (never the token itself)",
+            )
+            .refine(
+                (name) => name === "SMARTSHEET_ACCESS_TOKEN" || !(name in SETTINGS),
+                "names one of Sheetwright's own settings; name the app setting that holds the site's token, e.g. SMARTSHEET_TOKEN_ACME",
             ),
     },
     {

@@ -302,6 +302,7 @@ describe("SITES: several customers from one deployment", () => {
                 { ...acme, name: "Acme Corp", templateFolderId: "templates" },
                 { ...globex, intakeSheetId: undefined, tokenSetting: "smartsheet_token_globex" },
                 { ...globex, name: "initech", productsFolderId: -3, filingIndexSheetId: 1.5, colour: "blue" },
+                { ...acme, name: "hooli", intakeSheetId: 1, productsFolderId: 2, filingIndexSheetId: 3, tokenSetting: "JOBS_TABLE" },
             ]),
         );
         expect(error.problems).toEqual([
@@ -312,6 +313,7 @@ describe("SITES: several customers from one deployment", () => {
             "SITES[2].productsFolderId: expected the numeric Smartsheet id of the site's products folder",
             "SITES[2].filingIndexSheetId: expected the numeric Smartsheet id of the site's Filing Index sheet",
             expect.stringMatching(/^SITES\[2\]: unexpected colour: a site has only name, intakeSheetId, .*tokenSetting/),
+            "SITES[3].tokenSetting: names one of Sheetwright's own settings; name the app setting that holds the site's token, e.g. SMARTSHEET_TOKEN_ACME",
         ]);
     });
 
