@@ -1,6 +1,6 @@
 import * as df from "durable-functions";
 import { app } from "@azure/functions";
-import { appConfig, jobStore } from "../shared/composition";
+import { jobsApiDeps } from "../shared/composition";
 import { getJob, listJobs } from "../shared/recovery/jobsApi";
 import { orchestrationsOver } from "../shared/orchestration/Orchestrations";
 
@@ -8,12 +8,12 @@ app.http("listJobs", {
     route: "jobs",
     methods: ["GET"],
     authLevel: "function",
-    handler: async (request) => listJobs(await jobStore(), appConfig().INTAKE_SHEET_ID, request.query.get("state")),
+    handler: async (request) => listJobs(await jobsApiDeps(), { state: request.query.get("state"), site: request.query.get("site") }),
 });
 
 df.app.client.http("getJob", {
     route: "jobs/{jobKey}",
     methods: ["GET"],
     authLevel: "function",
-    handler: async (request, client) => getJob(await jobStore(), orchestrationsOver(client), request.params.jobKey ?? ""),
+    handler: async (request, client) => getJob(await jobsApiDeps(), orchestrationsOver(client), request.params.jobKey ?? ""),
 });

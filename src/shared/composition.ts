@@ -2,6 +2,8 @@ import { randomUUID } from "node:crypto";
 import type { InvocationContext } from "@azure/functions";
 import type * as df from "durable-functions";
 import { loadConfig, timingOf, type Config } from "./config";
+import type { JobsApiDeps } from "./recovery/jobsApi";
+import { sitesFrom, type Sites } from "./sites/Sites";
 import { functionTimeoutMs } from "./hostTimeout";
 import { IntakeCursorStore } from "./intake/IntakeCursorStore";
 import type { SweepDeps } from "./intake/intakeSweep";
@@ -27,7 +29,7 @@ interface Shared {
     jobs: JobStore;
     blueprints: BlueprintStore;
     cursors: IntakeCursorStore;
-    smartsheet: SdkSmartsheet;
+    sites: Sites;
     alerts?: AlertChannel;
     queue: QueueClient;
     poisonQueue: QueueClient;
@@ -50,21 +52,22 @@ function build(config: Config): Shared {
     const queue = queueClientFor(storage, config.PROVISION_QUEUE);
     const poisonQueue = queueClientFor(storage, `${config.PROVISION_QUEUE}-poison`);
     const reconcileQueue = queueClientFor(storage, reconcileQueueName(config));
-    const smartsheet = new SdkSmartsheet({
-        accessToken: config.SMARTSHEET_ACCESS_TOKEN,
-        baseUrl: config.SMARTSHEET_BASE_URL,
-        // The budget shared across instances (SharedTokenBudget) is not wired in yet: its 3 s slices make a
-        // burst wait longer than a short rate-limit deadline allows (see the README's known limits).
-        limiter: new RateLimiter(config.SMARTSHEET_REQUESTS_PER_MINUTE, config.SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS * 1000, systemClock),
-        callTimeoutMs: config.SMARTSHEET_CALL_TIMEOUT_SECONDS * 1000,
-        rateLimitBackoff: { baseMs: 2_000, maxMs: 60_000, maxTotalMs: config.SMARTSHEET_RATE_LIMIT_RETRY_SECONDS * 1000 },
-    });
+    // One client per token. The budget shared across instances (SharedTokenBudget) is not wired in yet: its
+    // 3 s slices make a burst wait longer than a short rate-limit deadline allows (see the README's known limits).
+    const clientFor = (accessToken: string) =>
+        new SdkSmartsheet({
+            accessToken,
+            baseUrl: config.SMARTSHEET_BASE_URL,
+            limiter: new RateLimiter(config.SMARTSHEET_REQUESTS_PER_MINUTE, config.SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS * 1000, systemClock),
+            callTimeoutMs: config.SMARTSHEET_CALL_TIMEOUT_SECONDS * 1000,
+            rateLimitBackoff: { baseMs: 2_000, maxMs: 60_000, maxTotalMs: config.SMARTSHEET_RATE_LIMIT_RETRY_SECONDS * 1000 },
+        });
     return {
         config,
         jobs: new JobStore(table),
         blueprints: new BlueprintStore(table),
         cursors: new IntakeCursorStore(table),
-        smartsheet,
+        sites: sitesFrom(config.sites, clientFor),
         alerts: config.ALERT_WEBHOOK_URL ? new WebhookAlertChannel(config.ALERT_WEBHOOK_URL) : undefined,
         queue,
         poisonQueue,
@@ -92,9 +95,10 @@ async function ensureStorage(): Promise<void> {
     await state.ready;
 }
 
-export async function jobStore(): Promise<JobStore> {
+/** What the jobs API reads: the Jobs table and the sites. */
+export async function jobsApiDeps(): Promise<JobsApiDeps> {
     await ensureStorage();
-    return shared!.jobs;
+    return { jobs: shared!.jobs, sites: shared!.sites };
 }
 
 type Level = keyof Logger;
@@ -121,12 +125,12 @@ export function loggerFor(context: InvocationContext): Logger {
 
 export async function provisioningDeps(context: InvocationContext): Promise<ProvisioningDeps> {
     await ensureStorage();
-    const { config, jobs, blueprints, smartsheet, alerts } = shared!;
+    const { config, jobs, blueprints, sites, alerts } = shared!;
     return {
         config,
+        sites,
         jobs,
         blueprints,
-        smartsheet,
         alerts,
         log: loggerFor(context),
         now: () => new Date(),

@@ -46,14 +46,95 @@ const httpsOrLoopbackUrl = (example: string) =>
             message: "expected an https URL (plain http only on 127.0.0.1, [::1] or localhost)",
         });
 
+const siteId = (what: string) => {
+    const message = `expected the numeric Smartsheet id of ${what}`;
+    return z.preprocess(
+        (value) => (typeof value === "string" && /^\s*\d+\s*$/.test(value) ? Number(value) : value),
+        z.number({ error: message }).int(message).positive(message).refine(Number.isSafeInteger, message),
+    );
+};
+
+const SITES_EXAMPLE =
+    '[{"name":"acme","intakeSheetId":4583173393803140,"templateFolderId":…,"productsFolderId":…,"filingIndexSheetId":…,"tokenSetting":"SMARTSHEET_TOKEN_ACME"}]';
+
+const SITE_KEYS = ["name", "intakeSheetId", "templateFolderId", "productsFolderId", "filingIndexSheetId", "tokenSetting"] as const;
+
+/** One customer's site as SITES lists it: where its products come from and go, and which setting holds its token. */
+const SiteEntry = z.strictObject(
+    {
+        name: z
+            .string({ error: "missing" })
+            .regex(/^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$/, "expected 1–40 lowercase letters, digits and inner hyphens, e.g. acme"),
+        intakeSheetId: siteId("the site's intake sheet"),
+        templateFolderId: siteId("the site's template folder"),
+        productsFolderId: siteId("the site's products folder"),
+        filingIndexSheetId: siteId("the site's Filing Index sheet"),
+        // Capitals only: a Smartsheet token (lowercase letters and digits) pasted here by mistake is refused, and never echoed.
+        tokenSetting: z
+            .string({ error: "missing" })
+            .regex(
+                /^[A-Z][A-Z0-9_]{0,127}$/,
+                "expected the name of the app setting that holds the site's token, in capitals, e.g. SMARTSHEET_TOKEN_ACME (never the token itself)",
+            )
+            .refine(
+                (name) => name === "SMARTSHEET_ACCESS_TOKEN" || !(name in SETTINGS),
+                "names one of Sheetwright's own settings; name the app setting that holds the site's token, e.g. SMARTSHEET_TOKEN_ACME",
+            ),
+    },
+    {
+        error: (issue) =>
+            issue.code === "unrecognized_keys"
+                ? `unexpected ${issue.keys.join(", ")}: a site has only ${SITE_KEYS.join(", ")} (a token stays in its own app setting, named by tokenSetting)`
+                : undefined,
+    },
+);
+
+/** Two sites on one intake sheet, products folder or Filing Index would take each other's jobs, folders or index rows. */
+const SHARED_BY_NO_TWO_SITES = [
+    ["name", "name", "site names must be distinct"],
+    ["intakeSheetId", "intake sheet", "a job's intake sheet names its site"],
+    ["productsFolderId", "products folder", "product codes are unique per intake sheet only, so one site could adopt the other's product folder"],
+    ["filingIndexSheetId", "Filing Index", "product codes are unique per intake sheet only, so one site could overwrite the other's index row"],
+] as const;
+
+const SitesList = z
+    .string()
+    .transform((text, context) => {
+        try {
+            return JSON.parse(text) as unknown;
+        } catch {
+            // Not the parser's message: it quotes the text, which may hold a pasted secret.
+            context.addIssue({ code: "custom", message: `is not valid JSON; expected a list such as ${SITES_EXAMPLE}` });
+            return z.NEVER;
+        }
+    })
+    .pipe(z.array(SiteEntry, { error: `expected a JSON list of sites, such as ${SITES_EXAMPLE}` }).min(1, "expected at least one site"))
+    .superRefine((sites, context) => {
+        for (const [key, what, why] of SHARED_BY_NO_TWO_SITES) {
+            sites.forEach((site, index) => {
+                const first = sites.findIndex((other) => other[key] === site[key]);
+                if (first === index) return;
+                context.addIssue({
+                    code: "custom",
+                    message:
+                        key === "name"
+                            ? `two sites are named "${site.name}"; ${why}`
+                            : `sites "${sites[first]!.name}" and "${site.name}" share the ${what} ${site[key]}; give each its own (${why})`,
+                });
+            });
+        }
+    });
+
 /** Every setting Sheetwright reads, with its meaning; the README's configuration table mirrors it. */
 export const SETTINGS = {
-    SMARTSHEET_ACCESS_TOKEN: "Smartsheet API access token (secret; never logged)",
+    SITES:
+        "JSON list of the customer sites this app serves, each {name, intakeSheetId, templateFolderId, productsFolderId, filingIndexSheetId, tokenSetting}; tokenSetting names the app setting holding that site's token. Leave it out to serve one site from the four ids below",
+    SMARTSHEET_ACCESS_TOKEN: "Smartsheet API access token of the single site, or of each site in SITES whose tokenSetting names it (secret; never logged)",
     SMARTSHEET_BASE_URL: "Smartsheet API base URL (EU, Gov or the local simulator)",
-    INTAKE_SHEET_ID: "id of the intake sheet customers order products on",
-    TEMPLATE_FOLDER_ID: "id of the folder holding the seven template sheets",
-    PRODUCTS_FOLDER_ID: "id of the folder holding one folder per product line",
-    FILING_INDEX_SHEET_ID: "id of the Filing Index sheet",
+    INTAKE_SHEET_ID: "single site: id of the intake sheet customers order products on (leave out with SITES)",
+    TEMPLATE_FOLDER_ID: "single site: id of the folder holding the seven template sheets (leave out with SITES)",
+    PRODUCTS_FOLDER_ID: "single site: id of the folder holding one folder per product line (leave out with SITES)",
+    FILING_INDEX_SHEET_ID: "single site: id of the Filing Index sheet (leave out with SITES)",
     AzureWebJobsStorage: "storage connection string (Tables and Queues); or leave it out and use a managed identity with the settings below",
     AzureWebJobsStorage__accountName: "storage account name, for a managed identity instead of a connection string",
     AzureWebJobsStorage__tableServiceUri: "Table service URI, for a managed identity (instead of the account name)",
@@ -92,15 +173,22 @@ export const SETTINGS = {
 
 export type SettingName = keyof typeof SETTINGS;
 
-export const Config = z.object({
-    SMARTSHEET_ACCESS_TOKEN: z.string({ error: "missing" }).trim().min(1, "missing"),
+/** The single-site settings: one site of their own, which SITES replaces. */
+const SINGLE_SITE_IDS = ["INTAKE_SHEET_ID", "TEMPLATE_FOLDER_ID", "PRODUCTS_FOLDER_ID", "FILING_INDEX_SHEET_ID"] as const;
+
+/** The name the single-site settings' site goes by. */
+export const DEFAULT_SITE_NAME = "default";
+
+export const Settings = z.object({
+    SITES: SitesList.optional(),
+    SMARTSHEET_ACCESS_TOKEN: z.string().trim().min(1).optional(),
     SMARTSHEET_BASE_URL: httpsOrLoopbackUrl("https://api.smartsheet.com/2.0/")
         .transform((url) => (url.endsWith("/") ? url : `${url}/`))
         .default("https://api.smartsheet.com/2.0/"),
-    INTAKE_SHEET_ID: smartsheetId("the intake sheet"),
-    TEMPLATE_FOLDER_ID: smartsheetId("the template folder"),
-    PRODUCTS_FOLDER_ID: smartsheetId("the products folder"),
-    FILING_INDEX_SHEET_ID: smartsheetId("the Filing Index sheet"),
+    INTAKE_SHEET_ID: smartsheetId("the intake sheet").optional(),
+    TEMPLATE_FOLDER_ID: smartsheetId("the template folder").optional(),
+    PRODUCTS_FOLDER_ID: smartsheetId("the products folder").optional(),
+    FILING_INDEX_SHEET_ID: smartsheetId("the Filing Index sheet").optional(),
     AzureWebJobsStorage: z.string().trim().min(1).optional(),
     AzureWebJobsStorage__accountName: z
         .string()
@@ -138,7 +226,29 @@ export const Config = z.object({
     STEP_RETRY_ATTEMPTS: wholeNumber(1, 20).default(5),
     ALERT_WEBHOOK_URL: httpsOrLoopbackUrl("https://hooks.example.com/sheetwright").optional(),
 });
-export type Config = z.infer<typeof Config>;
+export type Settings = z.infer<typeof Settings>;
+
+/** One customer's site, its token read from the setting SITES names (or SMARTSHEET_ACCESS_TOKEN for the single site). */
+export interface SiteConfig {
+    name: string;
+    intakeSheetId: number;
+    templateFolderId: number;
+    productsFolderId: number;
+    filingIndexSheetId: number;
+    /** The app setting the token came from; safe to name in a log line. */
+    tokenSetting: string;
+    /** Secret: never logged, never in an error. */
+    token: string;
+}
+
+/** Every setting, and the sites they describe: from SITES, or the one site of the single-site settings. */
+export type Config = Settings & { sites: SiteConfig[] };
+
+/**
+ * What the code below the composition root may read: the settings every site shares. A site's
+ * ids and token reach it only through its `Site`, found from the job.
+ */
+export type AppWideSettings = Omit<Config, "sites" | "SITES" | "SMARTSHEET_ACCESS_TOKEN" | (typeof SINGLE_SITE_IDS)[number]>;
 
 /** Start-up refused: lists every bad or missing setting at once, never a secret's value. */
 export class ConfigError extends Error {
@@ -168,14 +278,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, host?: HostLimi
         const value = env[name];
         if (value !== undefined && value.trim() !== "") input[name] = value;
     }
-    const parsed = Config.safeParse(input);
-    const secret = env.SMARTSHEET_ACCESS_TOKEN?.trim();
+    const parsed = Settings.safeParse(input);
     const problems = parsed.success
         ? []
         : parsed.error.issues.map((issue) => {
               const name = String(issue.path[0] ?? "settings");
-              const meaning = name in SETTINGS ? ` (${SETTINGS[name as SettingName]})` : "";
-              return `${name}: ${issue.message}${meaning}`;
+              // SITES' messages say what a site needs themselves; its meaning would only repeat it.
+              const meaning = name in SETTINGS && name !== "SITES" ? ` (${SETTINGS[name as SettingName]})` : "";
+              return `${pathText(issue.path)}: ${issue.message}${meaning}`;
           });
     if (!reachesStorage(input)) {
         problems.push(
@@ -183,11 +293,80 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, host?: HostLimi
                 "__tableServiceUri and __queueServiceUri) to reach the account with a managed identity",
         );
     }
+    const sites = sitesOf(input, parsed.success ? parsed.data : undefined, env, problems);
     // The timing checks need only the timing settings: report them even when others are wrong.
-    const timing = Config.pick(TIMING_SETTINGS).safeParse(input);
+    const timing = Settings.pick(TIMING_SETTINGS).safeParse(input);
     if (host && timing.success) problems.push(...limitProblems(timing.data, host));
-    if (parsed.success && problems.length === 0) return parsed.data;
-    throw new ConfigError(problems.map((problem) => (secret ? problem.split(secret).join("***") : problem)));
+    if (parsed.success && sites && problems.length === 0) return { ...parsed.data, sites };
+    const secrets = [env.SMARTSHEET_ACCESS_TOKEN, ...tokenSettingsNamedIn(input.SITES).map((name) => env[name])]
+        .map((secret) => secret?.trim())
+        .filter((secret): secret is string => Boolean(secret));
+    throw new ConfigError(problems.map((problem) => secrets.reduce((text, secret) => text.split(secret).join("***"), problem)));
+}
+
+/** `SITES[1].intakeSheetId` for an issue inside the list, the setting's name otherwise. */
+function pathText(path: readonly PropertyKey[]): string {
+    return path.map((part, index) => (typeof part === "number" ? `[${part}]` : index === 0 ? String(part) : `.${String(part)}`)).join("") || "settings";
+}
+
+/**
+ * The sites the settings describe, each with its token; `undefined` (with the problems added)
+ * when they describe none. SITES and the single-site ids exclude each other.
+ */
+function sitesOf(input: Record<string, string>, settings: Settings | undefined, env: NodeJS.ProcessEnv, problems: string[]): SiteConfig[] | undefined {
+    const singleSiteIds = SINGLE_SITE_IDS.filter((name) => input[name] !== undefined);
+    if (input.SITES !== undefined) {
+        if (singleSiteIds.length > 0) {
+            problems.push(
+                `SITES: remove ${singleSiteIds.join(", ")}: with SITES every site's ids are in its entry ` +
+                    `(or remove SITES to serve one site from the single-site settings)`,
+            );
+        }
+        if (!settings?.SITES) return undefined;
+        const sites: SiteConfig[] = [];
+        for (const site of settings.SITES) {
+            const token = env[site.tokenSetting]?.trim();
+            if (token) sites.push({ ...site, token });
+            else {
+                problems.push(
+                    `${site.tokenSetting}: missing: site "${site.name}" in SITES takes its Smartsheet token from this app setting; ` +
+                        `add it (a Key Vault reference is fine)`,
+                );
+            }
+        }
+        return problems.length === 0 ? sites : undefined;
+    }
+    for (const name of SINGLE_SITE_IDS.filter((id) => input[id] === undefined)) {
+        problems.push(`${name}: missing (${SETTINGS[name]}); set it, or list every site in SITES`);
+    }
+    if (input.SMARTSHEET_ACCESS_TOKEN === undefined) problems.push(`SMARTSHEET_ACCESS_TOKEN: missing (${SETTINGS.SMARTSHEET_ACCESS_TOKEN})`);
+    if (!settings || settings.SMARTSHEET_ACCESS_TOKEN === undefined || SINGLE_SITE_IDS.some((name) => settings[name] === undefined)) return undefined;
+    return [
+        {
+            name: DEFAULT_SITE_NAME,
+            intakeSheetId: settings.INTAKE_SHEET_ID!,
+            templateFolderId: settings.TEMPLATE_FOLDER_ID!,
+            productsFolderId: settings.PRODUCTS_FOLDER_ID!,
+            filingIndexSheetId: settings.FILING_INDEX_SHEET_ID!,
+            tokenSetting: "SMARTSHEET_ACCESS_TOKEN",
+            token: settings.SMARTSHEET_ACCESS_TOKEN,
+        },
+    ];
+}
+
+/** The token settings SITES names, read leniently, so that an error never shows a token even when SITES itself is wrong. */
+function tokenSettingsNamedIn(sites: string | undefined): string[] {
+    if (sites === undefined) return [];
+    try {
+        const list = JSON.parse(sites) as unknown;
+        if (!Array.isArray(list)) return [];
+        return list.flatMap((site: unknown) => {
+            const name = (site as { tokenSetting?: unknown } | null)?.tokenSetting;
+            return typeof name === "string" && name.trim() !== "" ? [name.trim()] : [];
+        });
+    } catch {
+        return [];
+    }
 }
 
 /** A connection string, or an identity-based connection as the Functions host reads one. */
@@ -291,7 +470,8 @@ function limitProblems(config: TimingSettings, host: HostLimits): string[] {
 }
 
 /** How each setting may appear in a log line: shown as it is, reduced to what is not secret, or only "(set)". */
-const SHOWN_AS: Record<SettingName, "value" | "origin" | "storage" | "set"> = {
+const SHOWN_AS: Record<SettingName, "value" | "origin" | "storage" | "sites" | "set"> = {
+    SITES: "sites",
     SMARTSHEET_ACCESS_TOKEN: "set",
     SMARTSHEET_BASE_URL: "origin",
     INTAKE_SHEET_ID: "value",
@@ -336,17 +516,27 @@ const PUBLIC_STORAGE_KEYS = new Set(["usedevelopmentstorage", "defaultendpointsp
  * webhook's path is its key); a storage connection string as its account name and endpoint
  * origins; the token, and anything not known to be harmless, as "(set)".
  */
-export function describeConfig(config: Config): Record<string, string | number> {
-    const shown: Record<string, string | number> = {};
+export function describeConfig(config: Config): Record<string, string | number | ShownSite[]> {
+    const shown: Record<string, string | number | ShownSite[]> = {};
     for (const [name, value] of Object.entries(config)) {
-        if (value === undefined) continue;
+        // The resolved sites carry their tokens: SITES shows what may be shown of them.
+        if (value === undefined || name === "sites") continue;
         const as = SHOWN_AS[name as SettingName] ?? "set";
         if (as === "value" && (typeof value === "number" || typeof value === "string")) shown[name] = value;
+        else if (as === "sites") shown[name] = config.sites.map(shownSite);
         else if (as === "origin") shown[name] = originOf(String(value));
         else if (as === "storage") shown[name] = describeStorage(String(value));
         else shown[name] = "(set)";
     }
     return shown;
+}
+
+type ShownSite = Omit<SiteConfig, "token">;
+
+/** A site as a log line may show it: its ids and the name of its token's setting, never the token. */
+function shownSite(site: SiteConfig): ShownSite {
+    const { name, intakeSheetId, templateFolderId, productsFolderId, filingIndexSheetId, tokenSetting } = site;
+    return { name, intakeSheetId, templateFolderId, productsFolderId, filingIndexSheetId, tokenSetting };
 }
 
 function originOf(url: string): string {

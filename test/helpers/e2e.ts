@@ -56,8 +56,10 @@ export interface E2EOptions {
 export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
     const sim = await startTestSimulator(options.simulator);
     const connection = inject("azuriteConnectionString");
+    const sites = sim.core.sites();
     const settings = appSettingsFor(
-        { smartsheetBaseUrl: sim.baseUrl, anchors: sim.core.anchors, storageConnectionString: connection },
+        // Several simulated sites go through SITES; one, through the single-site settings.
+        { smartsheetBaseUrl: sim.baseUrl, anchors: sim.core.anchors, storageConnectionString: connection, ...(sites.length > 1 ? { sites } : {}) },
         {
             FUNCTIONS_HOST_KEY: FUNCTION_KEY,
             JOBS_TABLE: uniqueName("jobs"),

@@ -13,8 +13,8 @@ export interface ProductInspection {
     filingRows: Array<Record<string, unknown>>;
 }
 
-/** What the simulator holds for one product: its folder, sheets, formulas and filing row. */
-export function inspectProduct(state: SimState, productCode: string): ProductInspection {
+/** What the simulator holds for one product: its folder, sheets, formulas and its row in the (first site's) Filing Index. */
+export function inspectProduct(state: SimState, productCode: string, filingIndexSheetId = state.filingIndexSheetId): ProductInspection {
     const folders = state.folders.filter((folder) => folder.name === productCode || folder.name.startsWith(`${productCode} `));
     const folder = folders[0];
     const sheets = folder ? state.sheets.filter((sheet) => sheet.folderId === folder.id) : [];
@@ -39,7 +39,7 @@ export function inspectProduct(state: SimState, productCode: string): ProductIns
             }
         }
     }
-    const filing = state.sheets.find((sheet) => sheet.id === state.filingIndexSheetId)!;
+    const filing = state.sheets.find((sheet) => sheet.id === filingIndexSheetId)!;
     const titleOf = new Map(filing.columns.map((column) => [column.id, column.title]));
     const filingRows = filing.rows
         .map((row) => Object.fromEntries(row.cells.map((cell) => [titleOf.get(cell.columnId) ?? String(cell.columnId), cell.value])))
@@ -58,9 +58,9 @@ export function inspectProduct(state: SimState, productCode: string): ProductIns
     };
 }
 
-/** The intake row of a product code, by column title. */
-export function intakeRow(state: SimState, productCode: string): Record<string, unknown> | undefined {
-    const intake = state.sheets.find((sheet) => sheet.id === state.intakeSheetId)!;
+/** The intake row of a product code, by column title, on the (first site's) intake sheet. */
+export function intakeRow(state: SimState, productCode: string, intakeSheetId = state.intakeSheetId): Record<string, unknown> | undefined {
+    const intake = state.sheets.find((sheet) => sheet.id === intakeSheetId)!;
     const titleOf = new Map(intake.columns.map((column) => [column.id, column.title]));
     return intake.rows
         .map((row): Record<string, unknown> => ({

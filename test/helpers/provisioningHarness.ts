@@ -11,15 +11,24 @@ import { BlueprintStore } from "../../src/shared/provisioning/BlueprintStore";
 import type { Logger } from "../../src/shared/logger";
 import type { ProvisioningDeps } from "../../src/shared/provisioning/ProvisioningDeps";
 import { SdkSmartsheet } from "../../src/shared/smartsheet/SdkSmartsheet";
+import type { SmartsheetPort } from "../../src/shared/smartsheet/SmartsheetPort";
+import { sitesFrom, type Site } from "../../src/shared/sites/Sites";
 import { storageAccessOf, tableClientFor } from "../../src/shared/storage";
 import type { RunningSimulator, SimulatorOptions } from "../../tools/smartsheet-sim";
+import { sitesSettingsFor } from "../../tools/stack/appSettings";
 import { startTestSimulator } from "../sim/simTestKit";
 import { uniqueName } from "./names";
 
 export interface Harness {
     sim: RunningSimulator;
     config: Config;
+    /** The first site (the only one unless the simulator serves several). */
+    site: Site;
+    /** Every site, in the simulator's order. */
+    sites: readonly Site[];
     deps: SweepDeps & {
+        /** The first site's client, for a test's own Smartsheet calls. */
+        smartsheet: SmartsheetPort;
         logs: string[];
         enqueued: JobKey[];
         instances: Map<string, OrchestrationState>;
@@ -31,16 +40,25 @@ export interface Harness {
     table: TableClient;
 }
 
-/** Settings for the app pointed at a simulator's seeded workspace and the test Azurite. */
+/**
+ * Settings for the app pointed at a simulator's seeded workspace and the test Azurite: the
+ * single-site settings, or SITES when the simulator serves several sites.
+ */
 export function settingsFor(sim: RunningSimulator, extra: Record<string, string> = {}): Record<string, string> {
     const state = sim.core.state();
+    const sites =
+        state.sites.length > 1
+            ? sitesSettingsFor(state.sites)
+            : {
+                  SMARTSHEET_ACCESS_TOKEN: "sim-token",
+                  INTAKE_SHEET_ID: String(state.intakeSheetId),
+                  TEMPLATE_FOLDER_ID: String(state.templateFolderId),
+                  PRODUCTS_FOLDER_ID: String(state.productsFolderId),
+                  FILING_INDEX_SHEET_ID: String(state.filingIndexSheetId),
+              };
     return {
-        SMARTSHEET_ACCESS_TOKEN: "sim-token",
         SMARTSHEET_BASE_URL: sim.baseUrl,
-        INTAKE_SHEET_ID: String(state.intakeSheetId),
-        TEMPLATE_FOLDER_ID: String(state.templateFolderId),
-        PRODUCTS_FOLDER_ID: String(state.productsFolderId),
-        FILING_INDEX_SHEET_ID: String(state.filingIndexSheetId),
+        ...sites,
         AzureWebJobsStorage: inject("azuriteConnectionString"),
         JOBS_TABLE: uniqueName("jobs"),
         PROVISION_QUEUE: uniqueName("provision-"),
@@ -91,11 +109,13 @@ export function useProvisioningHarness(options: { simulator?: SimulatorOptions; 
                 instances.set(id, { runtimeStatus: "Terminated" });
             },
         };
+        const sites = sitesFrom(config.sites, (accessToken) => new SdkSmartsheet({ accessToken, baseUrl: sim!.baseUrl, callTimeoutMs: 2_000 }));
+        const site = sites.all()[0]!;
         const provisioning: ProvisioningDeps = {
             config,
+            sites,
             jobs,
             blueprints: new BlueprintStore(table),
-            smartsheet: new SdkSmartsheet({ accessToken: "sim-token", baseUrl: sim!.baseUrl, callTimeoutMs: 2_000 }),
             log,
             now: () => new Date(),
             sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
@@ -105,10 +125,13 @@ export function useProvisioningHarness(options: { simulator?: SimulatorOptions; 
         harness = {
             sim: sim!,
             config,
+            site,
+            sites: sites.all(),
             jobs,
             table,
             deps: {
                 ...provisioning,
+                smartsheet: site.smartsheet,
                 orchestrations,
                 cursors: new IntakeCursorStore(table),
                 enqueue: async (key) => void enqueued.push(key),

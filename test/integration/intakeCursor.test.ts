@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { IntakeStatus } from "../../src/shared/intakeRow/intakeStatus";
-import { sweepIntake, type SweepDeps, type SweepKind } from "../../src/shared/intake/intakeSweep";
+import { sweepSite, type SweepDeps, type SweepKind } from "../../src/shared/intake/intakeSweep";
 import { formatJobKey, type JobKey } from "../../src/shared/jobs/JobRow";
 import { listJobs } from "../../src/shared/recovery/jobsApi";
 import { reap } from "../../src/shared/recovery/reaper";
@@ -24,12 +24,12 @@ describe("the intake sweep's cursor", () => {
 
     /** The harness's deps on our clock. */
     const depsOf = (h: Harness): Harness["deps"] => ({ ...h.deps, now: () => new Date(clocks.app) });
-    const sweep = (h: Harness, kind?: SweepKind, deps: Partial<SweepDeps> = {}) => sweepIntake({ ...depsOf(h), ...deps }, kind);
+    const sweep = (h: Harness, kind?: SweepKind, deps: Partial<SweepDeps> = {}) => sweepSite({ ...depsOf(h), ...deps }, h.site, kind);
     /** Every queued job's orchestration runs, so no sweep sends its message again. */
     const running = async (h: Harness, keys: readonly JobKey[]) => {
         for (const key of keys) h.deps.instances.set((await h.jobs.require(key)).row.instanceId!, { runtimeStatus: "Running" });
     };
-    const cursorOf = async (h: Harness) => (await h.deps.cursors.read(h.config.INTAKE_SHEET_ID)).cursor;
+    const cursorOf = async (h: Harness) => (await h.deps.cursors.read(h.site.intakeSheetId)).cursor;
 
     it("a first sweep reads every row; the next reads only the rows changed since the cursor it left, which no job listing sees", async () => {
         const h = harness.current;
@@ -54,10 +54,10 @@ describe("the intake sweep's cursor", () => {
         expect(next.rowsRead).toBe(1);
         expect(next.queued).toEqual([sheet.jobKeyOf("IND-2001")]);
 
-        const active = await listJobs(h.jobs, h.config.INTAKE_SHEET_ID, null);
+        const active = await listJobs(h.deps, { state: null });
         expect(active.jsonBody).toMatchObject({ invalid: [] });
         expect((active.jsonBody as { jobs: unknown[] }).jobs).toHaveLength(4);
-        expect((await listJobs(h.jobs, h.config.INTAKE_SHEET_ID, "done")).jsonBody).toMatchObject({ jobs: [], invalid: [] });
+        expect((await listJobs(h.deps, { state: "done" })).jsonBody).toMatchObject({ jobs: [], invalid: [] });
         expect(await reap(depsOf(h))).toMatchObject({ transitions: [] });
         expect(h.deps.logs.filter((line) => line.startsWith("error "))).toEqual([]);
     });
@@ -111,7 +111,7 @@ describe("the intake sweep's cursor", () => {
         await sheet.edit("CON-2202", { Approved: true });
         // Someone moves the cursor past the edit by hand.
         const cursor = (await cursorOf(h))!;
-        await h.deps.cursors.advance(h.config.INTAKE_SHEET_ID, { ...cursor, sweptAt: new Date(at(600)).toISOString() });
+        await h.deps.cursors.advance(h.site.intakeSheetId, { ...cursor, sweptAt: new Date(at(600)).toISOString() });
 
         setClocks(at(700));
         expect((await sweep(h)).queued).toEqual([]);
@@ -122,7 +122,7 @@ describe("the intake sweep's cursor", () => {
         expect(full.queued).toEqual([key]);
         expect(full.missedByCursor).toEqual([key]);
         expect(h.deps.logs).toContainEqual(expect.stringMatching(new RegExp(`^warn job ${key}: intake row \\d+ needed work that the cursor missed`)));
-        expect(h.deps.logs).toContainEqual(expect.stringMatching(/^info intake sweep \(full, every row\): .*1 queued.*1 missed by the cursor/));
+        expect(h.deps.logs).toContainEqual(expect.stringMatching(/^info intake sweep of site default \(full, every row\): .*1 queued.*1 missed by the cursor/));
 
         setClocks(at(800));
         expect((await sweep(h, "full")).missedByCursor).toEqual([]);
@@ -156,13 +156,13 @@ describe("the intake sweep's cursor", () => {
         expect((await sweep(h)).rowsRead).toBe(0);
 
         setClocks(at(400));
-        await h.deps.smartsheet.createFolder(h.config.PRODUCTS_FOLDER_ID, "Kitchen");
+        await h.deps.smartsheet.createFolder(h.site.productsFolderId, "Kitchen");
         setClocks(at(500));
         const next = await sweep(h);
 
         expect(next.rowsModifiedSince).toBeUndefined();
         expect(next.queued).toEqual([sheet.jobKeyOf("KIT-1")]);
-        expect(h.deps.logs).toContainEqual(expect.stringMatching(/intake sweep \(routine, every row: the product lines or the templates changed/));
+        expect(h.deps.logs).toContainEqual(expect.stringMatching(/intake sweep of site default \(routine, every row: the product lines or the templates changed/));
         setClocks(at(800));
         expect((await sweep(h)).rowsModifiedSince).toBeDefined();
     });

@@ -1,6 +1,6 @@
 import type { TransactionAction } from "@azure/data-tables";
 import { beforeEach, describe, expect, it } from "vitest";
-import { sweepIntake } from "../../src/shared/intake/intakeSweep";
+import { sweepSite } from "../../src/shared/intake/intakeSweep";
 import { approvedRequest, CountingJobStore, intakeSheet } from "../helpers/intakeSheet";
 import { useProvisioningHarness, type Harness } from "../helpers/provisioningHarness";
 
@@ -21,10 +21,10 @@ async function sweepCosts(h: Harness, clock: { at: number }, size: number) {
     const deps = { ...h.deps, jobs, now: () => new Date(clock.at) };
 
     clock.at = T0 + 60_000;
-    await sweepIntake(deps);
+    await sweepSite(deps, h.site);
     for (const key of h.deps.enqueued) h.deps.instances.set((await jobs.require(key)).row.instanceId!, { runtimeStatus: "Running" });
     clock.at = T0 + 90_000;
-    await sweepIntake(deps);
+    await sweepSite(deps, h.site);
 
     clock.at = T0 + 120_000;
     await sheet.add(Array.from({ length: NEW_APPROVALS }, (_, n) => approvedRequest(`NEW-${n}`)));
@@ -34,7 +34,7 @@ async function sweepCosts(h: Harness, clock: { at: number }, size: number) {
     h.sim.core.resetCalls();
     jobs.pointReads = 0;
     jobs.entitiesRead = 0;
-    const routine = await sweepIntake(deps);
+    const routine = await sweepSite(deps, h.site);
     const routineCost = {
         queued: routine.queued.length,
         rowsRead: routine.rowsRead,
@@ -46,7 +46,7 @@ async function sweepCosts(h: Harness, clock: { at: number }, size: number) {
 
     clock.at = T0 + 240_000;
     h.sim.core.resetCalls();
-    const full = await sweepIntake(deps, "full");
+    const full = await sweepSite(deps, h.site, "full");
     const fullCost = { rowsRead: full.rowsRead, queued: full.queued.length, missedByCursor: full.missedByCursor.length, byOperation: h.sim.core.calls().byOperation };
     return { routine: routineCost, full: fullCost };
 }

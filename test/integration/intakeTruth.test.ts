@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { sweepIntake } from "../../src/shared/intake/intakeSweep";
+import { sweepSite } from "../../src/shared/intake/intakeSweep";
 import { beginAttempt, enterStage, parkJob, resumeJob } from "../../src/shared/provisioning/lifecycle";
 import { runSteps } from "../helpers/runSteps";
 import { formatJobKey } from "../../src/shared/jobs/JobRow";
@@ -36,7 +36,7 @@ describe("the intake row tells the truth", () => {
         // Someone also typed a status into an unapproved row holding another row's code.
         await sheet.add({ "Product Code": "CON-2201", "Product Name": "Smart Kettle (draft)", "Product Line": "Consumer", Status: "Queued" });
 
-        const report = await sweepIntake(deps);
+        const report = await sweepSite(deps, harness.current.site);
 
         expect(report.queued).toContain(sheet.keyOf("IND-1042"));
         expect(report.queued).toContain(sheet.keyOf("CON-2201"));
@@ -55,7 +55,7 @@ describe("the intake row tells the truth", () => {
             await sheet.type(code, "Status", "Done");
         } };
 
-        await sweepIntake(fast);
+        await sweepSite(fast, harness.current.site);
 
         expect(deps.enqueued).toHaveLength(3);
         for (const code of ["IND-1042", "CON-2201", "IND-1043"]) expect(sheet.status(code)).toBe("Done");
@@ -64,10 +64,10 @@ describe("the intake row tells the truth", () => {
     it("if the status write fails, no message is sent; the next sweep sends them", async () => {
         const { deps, sim } = harness.current;
         sim.core.setFaults([{ op: "updateRows", kind: "error1004", times: 1 }]);
-        await expect(sweepIntake(deps)).rejects.toThrow();
+        await expect(sweepSite(deps, harness.current.site)).rejects.toThrow();
         expect(deps.enqueued).toEqual([]);
 
-        const healed = await sweepIntake(deps);
+        const healed = await sweepSite(deps, harness.current.site);
         expect(healed.requeued).toHaveLength(3);
         expect(deps.enqueued).toHaveLength(3);
     });
@@ -75,7 +75,7 @@ describe("the intake row tells the truth", () => {
     it("repairs a final status typed over, and leaves the cell of a job still running to its steps", async () => {
         const { deps } = harness.current;
         const sheet = intake(harness.current);
-        await sweepIntake(deps);
+        await sweepSite(deps, harness.current.site);
         const [done, running, rejected] = deps.enqueued;
         await deps.jobs.update(done!, (row) => ({ ...row, state: "done", stage: "register", intakeStatus: "Done" }), { from: ["queued"] });
         await deps.jobs.update(running!, (row) => ({ ...row, state: "running", stage: "copy", intakeStatus: "In progress — copy 3/7" }), { from: ["queued"] });
@@ -85,10 +85,10 @@ describe("the intake row tells the truth", () => {
         // A rejected job's row is corrected by hand... in the Status column only.
         await sheet.type(await codeOf(rejected), "Product Line", "Nowhere");
         await deps.jobs.update(rejected!, (row) => ({ ...row, state: "rejected", rejectReason: "earlier reason" }), { from: ["queued"] });
-        await sweepIntake(deps);
+        await sweepSite(deps, harness.current.site);
         await sheet.type(await codeOf(rejected), "Status", "Done");
 
-        await sweepIntake(deps);
+        await sweepSite(deps, harness.current.site);
 
         expect(sheet.status(await codeOf(done))).toBe("Done");
         expect(sheet.status(await codeOf(running))).toBe("In progress — copy 2/7");
@@ -99,14 +99,14 @@ describe("the intake row tells the truth", () => {
     it("repairs a status typed over a finished job whose Approved was unticked (chaos seed 3141576687)", async () => {
         const { deps } = harness.current;
         const sheet = intake(harness.current);
-        await sweepIntake(deps);
+        await sweepSite(deps, harness.current.site);
         const [done] = deps.enqueued;
         await deps.jobs.update(done!, (row) => ({ ...row, state: "done", stage: "register", intakeStatus: "Done" }), { from: ["queued"] });
         const code = (await deps.jobs.require(done!)).row.productCode;
         await sheet.type(code, "Approved", false);
         await sheet.type(code, "Status", "Stalled — waiting for legal");
 
-        await sweepIntake(deps);
+        await sweepSite(deps, harness.current.site);
 
         expect(sheet.status(code)).toBe("Done");
     });
@@ -114,7 +114,7 @@ describe("the intake row tells the truth", () => {
     it("a first run goes from Queued to Done with no status write on the way", async () => {
         const { deps, sim } = harness.current;
         const sheet = intake(harness.current);
-        await sweepIntake(deps);
+        await sweepSite(deps, harness.current.site);
         const [key] = deps.enqueued;
         const intakeSheetId = String(sim.core.state().intakeSheetId);
         sim.core.resetCalls();
@@ -129,7 +129,7 @@ describe("the intake row tells the truth", () => {
     it("an unparked job's intake row says In progress instead of Stalled, once", async () => {
         const { deps } = harness.current;
         const sheet = intake(harness.current);
-        await sweepIntake(deps);
+        await sweepSite(deps, harness.current.site);
         const [key] = deps.enqueued;
         const instanceId = (await deps.jobs.require(key!)).row.instanceId!;
         const code = (await deps.jobs.require(key!)).row.productCode;
@@ -148,7 +148,7 @@ describe("the intake row tells the truth", () => {
     it("a late duplicate of an earlier stage's step moves the job back nowhere and writes no earlier status", async () => {
         const { deps } = harness.current;
         const sheet = intake(harness.current);
-        await sweepIntake(deps);
+        await sweepSite(deps, harness.current.site);
         const [key] = deps.enqueued;
         const instanceId = (await deps.jobs.require(key!)).row.instanceId!;
         await beginAttempt(deps, { jobKey: key!, instanceId, attempt: 1 });
@@ -166,7 +166,7 @@ describe("the intake row tells the truth", () => {
     it("a product code stays taken by its job when the job's intake row is deleted (chaos seed 1307417682)", async () => {
         const { deps } = harness.current;
         const sheet = intake(harness.current);
-        await sweepIntake(deps);
+        await sweepSite(deps, harness.current.site);
         const [first] = deps.enqueued;
         const job = (await deps.jobs.require(first!)).row;
         const deleted = await fetch(new URL(`sheets/${job.intakeSheetId}/rows?ids=${job.intakeRowId}`, harness.current.sim.baseUrl), {
@@ -176,7 +176,7 @@ describe("the intake row tells the truth", () => {
         expect(deleted.status).toBe(200);
         await sheet.add({ "Product Code": job.productCode, "Product Name": "Second Pump", "Product Line": job.productLine, Approved: true });
 
-        const report = await sweepIntake(deps);
+        const report = await sweepSite(deps, harness.current.site);
 
         expect(report.queued).toEqual([]);
         expect(report.rejected).toHaveLength(1);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { sweepIntake } from "../../src/shared/intake/intakeSweep";
+import { sweepSite } from "../../src/shared/intake/intakeSweep";
 import { formatJobKey, type JobKey } from "../../src/shared/jobs/JobRow";
 import { getJob, listJobs } from "../../src/shared/recovery/jobsApi";
 import { reap } from "../../src/shared/recovery/reaper";
@@ -19,7 +19,7 @@ async function handEdit(harness: Harness, rowKey: { pk: string; rk: string }, pr
 /** Three queued jobs from the seeded intake, each made to look like a worker stopped on it. */
 async function threeStalledJobs(harness: Harness): Promise<JobKey[]> {
     const { deps } = harness;
-    await sweepIntake(deps);
+    await sweepSite(deps, harness.site);
     const keys = deps.enqueued.slice(0, 3);
     for (const key of keys) {
         await deps.jobs.update(key, (row) => ({ ...row, state: "running", stage: "copy", lastProgressAt: LONG_AGO }), { from: ["queued"] });
@@ -70,14 +70,14 @@ describe("one bad row stops nothing", () => {
 
     it("the sweep carries on past a queued job whose row or index entry does not parse", async () => {
         const { deps } = harness.current;
-        await sweepIntake(deps);
+        await sweepSite(deps, harness.current.site);
         const [numberAsText, brokenIndex, fine] = deps.enqueued.slice(0, 3);
         await handEdit(harness.current, numberAsText!, { recoveries: "none" });
         await handEdit(harness.current, { pk: brokenIndex!.pk, rk: `active-${brokenIndex!.rk}` }, { lastProgressAt: 17 });
         deps.logs.length = 0;
 
         // No orchestration exists for any of them: the sweep sends the message again for those it can read.
-        const report = await sweepIntake(deps);
+        const report = await sweepSite(deps, harness.current.site);
 
         expect(report.requeued).toContain(formatJobKey(fine!));
         expect(report.requeued).not.toContain(formatJobKey(numberAsText!));
@@ -86,19 +86,19 @@ describe("one bad row stops nothing", () => {
     });
 
     it("GET /api/jobs lists the readable jobs and names the invalid ones; GET /api/jobs/{key} of one answers 422 with the reason", async () => {
-        const { deps, config } = harness.current;
-        await sweepIntake(deps);
+        const { deps } = harness.current;
+        await sweepSite(deps, harness.current.site);
         const [numberAsText, brokenIndex, fine] = deps.enqueued.slice(0, 3);
         await handEdit(harness.current, numberAsText!, { attempt: "two" });
         await handEdit(harness.current, { pk: brokenIndex!.pk, rk: `active-${brokenIndex!.rk}` }, { state: "exploded" });
-        const done = await deps.jobs.create(makeJobRow({ intakeSheetId: String(config.INTAKE_SHEET_ID), state: "done" }));
+        const done = await deps.jobs.create(makeJobRow({ intakeSheetId: String(harness.current.site.intakeSheetId), state: "done" }));
         await handEdit(harness.current, { pk: done.row.intakeSheetId, rk: done.row.intakeRowId }, { callsByOperation: "[oops" });
 
-        const active = await listJobs(deps.jobs, config.INTAKE_SHEET_ID, null);
+        const active = await listJobs(deps, { state: null });
         expect(active.status).toBe(200);
         expect(active.jsonBody).toMatchObject({
             state: "active",
-            jobs: [expect.objectContaining({ jobKey: formatJobKey(fine!) })],
+            jobs: [expect.objectContaining({ jobKey: formatJobKey(fine!), site: "default" })],
             invalid: expect.arrayContaining([
                 { jobKey: formatJobKey(numberAsText!), reason: expect.stringMatching(/attempt/) },
                 { jobKey: formatJobKey(brokenIndex!), reason: expect.stringMatching(/state/) },
@@ -106,10 +106,10 @@ describe("one bad row stops nothing", () => {
         });
         expect((active.jsonBody as { jobs: unknown[] }).jobs).toHaveLength(1);
 
-        const finished = await listJobs(deps.jobs, config.INTAKE_SHEET_ID, "done");
+        const finished = await listJobs(deps, { state: "done" });
         expect(finished.jsonBody).toMatchObject({ state: "done", jobs: [], invalid: [{ jobKey: formatJobKey({ pk: done.row.intakeSheetId, rk: done.row.intakeRowId }) }] });
 
-        const one = await getJob(deps.jobs, deps.orchestrations, formatJobKey(numberAsText!));
+        const one = await getJob(deps, deps.orchestrations, formatJobKey(numberAsText!));
         expect(one.status).toBe(422);
         expect(one.jsonBody).toMatchObject({ error: expect.stringMatching(/attempt/), jobKey: formatJobKey(numberAsText!) });
     });

@@ -5,6 +5,7 @@ import { copyTemplateSheet, ensureProductFolder, namesOf } from "../../src/share
 import { auditProduct } from "../../src/shared/provisioning/finalAudit";
 import { beginAttempt } from "../../src/shared/provisioning/lifecycle";
 import { SdkSmartsheet } from "../../src/shared/smartsheet/SdkSmartsheet";
+import { sitesFrom } from "../../src/shared/sites/Sites";
 import { inspectProduct } from "../helpers/inspectProduct";
 import { useProvisioningHarness } from "../helpers/provisioningHarness";
 import { runSteps } from "../helpers/runSteps";
@@ -70,9 +71,9 @@ describe("late writes: an unanswered write that lands after the step wrote again
         const lineFolderId = sim.core.state().folders.find((folder) => folder.name === row.productLine)!.id;
         // Two of each made by hand before the job (Smartsheet's times are whole seconds): the job adopts one, the other is a person's business.
         const handMade = [await deps.smartsheet.createFolder(lineFolderId, names.folder), await deps.smartsheet.createFolder(lineFolderId, names.folder)];
-        const index = await deps.smartsheet.getSheet(deps.config.FILING_INDEX_SHEET_ID);
+        const index = await deps.smartsheet.getSheet(harness.current.site.filingIndexSheetId);
         const codeColumn = index.columns.find((column) => column.title === "Product Code")!.id;
-        const handRows = await deps.smartsheet.addRows(deps.config.FILING_INDEX_SHEET_ID, [
+        const handRows = await deps.smartsheet.addRows(harness.current.site.filingIndexSheetId, [
             { toBottom: true, cells: [{ columnId: codeColumn, value: row.productCode }] },
             { toBottom: true, cells: [{ columnId: codeColumn, value: row.productCode }] },
         ]);
@@ -85,7 +86,7 @@ describe("late writes: an unanswered write that lands after the step wrote again
         expect(after.lateWritesRemoved.map((removal) => removal.kind)).toEqual(["sheet"]);
         const state = sim.core.state();
         expect(handMade.map((folder) => state.folders.some((candidate) => candidate.id === folder.id))).toEqual([true, true]);
-        const filing = state.sheets.find((sheet) => sheet.id === deps.config.FILING_INDEX_SHEET_ID)!;
+        const filing = state.sheets.find((sheet) => sheet.id === harness.current.site.filingIndexSheetId)!;
         expect(handRows.map((handRow) => filing.rows.some((candidate) => candidate.id === handRow.id))).toEqual([true, true]);
     });
 
@@ -133,7 +134,8 @@ describe("claims under a live write", () => {
             callTimeoutMs: 1_000,
             rateLimitBackoff: { baseMs: 300, maxMs: 1_000, maxTotalMs: 4_000 },
         });
-        const deps = { ...harness.current.deps, smartsheet, timing: { ...harness.current.deps.timing, ...timing, claimPollMs: 50 } };
+        const sites = sitesFrom(config.sites, () => smartsheet);
+        const deps = { ...harness.current.deps, sites, smartsheet, timing: { ...harness.current.deps.timing, ...timing, claimPollMs: 50 } };
         await sweepIntake(deps);
         const key = harness.current.deps.enqueued[0]!;
         const step = { jobKey: key, instanceId: (await deps.jobs.require(key)).row.instanceId! };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { sweepIntake, type SweepDeps } from "../../src/shared/intake/intakeSweep";
+import { sweepSite, type SweepDeps } from "../../src/shared/intake/intakeSweep";
 import type { JobKey } from "../../src/shared/jobs/JobRow";
 import { copyTemplateSheet, ensureProductFolder, verifyCopies } from "../../src/shared/provisioning/copyStage";
 import { beginAttempt } from "../../src/shared/provisioning/lifecycle";
@@ -14,7 +14,7 @@ describe("intake sweep and provisioning steps, against the simulator and Azurite
 
     it("turns every approved intake row into one queued job and one key-only message", async () => {
         const { deps, sim } = harness.current;
-        const report = await sweepIntake(deps);
+        const report = await sweepSite(deps, harness.current.site);
         expect(report.queued).toHaveLength(3);
         expect(report.rejected).toEqual([]);
         expect(deps.enqueued).toHaveLength(3);
@@ -24,10 +24,10 @@ describe("intake sweep and provisioning steps, against the simulator and Azurite
 
     it("sweeping again creates nothing and sends nothing", async () => {
         const { deps, sim } = harness.current;
-        await sweepIntake(deps);
+        await sweepSite(deps, harness.current.site);
         for (const key of deps.enqueued) deps.instances.set((await deps.jobs.require(key)).row.instanceId!, { runtimeStatus: "Running" });
         const copiesBefore = sim.core.calls().byOperation.copySheet ?? 0;
-        const again = await sweepIntake(deps);
+        const again = await sweepSite(deps, harness.current.site);
         expect(again.queued).toEqual([]);
         expect(again.requeued).toEqual([]);
         expect(deps.enqueued).toHaveLength(3);
@@ -37,11 +37,11 @@ describe("intake sweep and provisioning steps, against the simulator and Azurite
     it("sends the message again for a job that was written but never enqueued (a crash in between)", async () => {
         const { deps } = harness.current;
         const crashing = { ...deps, enqueue: async () => Promise.reject(new Error("process died")) };
-        await expect(sweepIntake(crashing)).rejects.toThrow("process died");
+        await expect(sweepSite(crashing, harness.current.site)).rejects.toThrow("process died");
         const written = (await deps.jobs.listActive(String(harness.current.config.INTAKE_SHEET_ID))).found;
         // Every job row and its Queued status are written before the first message is sent.
         expect(written.map((job) => job.row.state)).toEqual(["queued", "queued", "queued"]);
-        const healed = await sweepIntake(deps);
+        const healed = await sweepSite(deps, harness.current.site);
         expect(healed.requeued.sort()).toEqual(written.map((job) => `${job.row.intakeSheetId}-${job.row.intakeRowId}`).sort());
         expect(healed.queued).toHaveLength(0);
         expect(deps.enqueued).toHaveLength(3);
@@ -49,7 +49,7 @@ describe("intake sweep and provisioning steps, against the simulator and Azurite
 
     it("provisions a product completely within 23 Smartsheet calls", async () => {
         const { deps, sim } = harness.current;
-        await sweepIntake(deps);
+        await sweepSite(deps, harness.current.site);
         const key = deps.enqueued[0]!;
         sim.core.resetCalls();
         await runSteps(deps, key);
@@ -71,7 +71,7 @@ describe("intake sweep and provisioning steps, against the simulator and Azurite
 
     it("running every step twice writes nothing more to Smartsheet", async () => {
         const { deps, sim } = harness.current;
-        await sweepIntake(deps);
+        await sweepSite(deps, harness.current.site);
         const [once, twice] = deps.enqueued;
         sim.core.resetCalls();
         await runSteps(deps, once!);
@@ -99,7 +99,7 @@ describe("intake sweep and provisioning steps, against the simulator and Azurite
 
     it("adopts a copy that was made although Smartsheet answered 4002, and keeps exactly seven sheets", async () => {
         const { deps, sim } = harness.current;
-        await sweepIntake(deps);
+        await sweepSite(deps, harness.current.site);
         const key = deps.enqueued[0]!;
         sim.core.setFaults([{ op: "copySheet", kind: "commitThenError4002", times: 1, skip: 3 }]);
         await runSteps(deps, key);
@@ -158,7 +158,7 @@ describe("intake sweep and provisioning steps, against the simulator and Azurite
         await add("CON-9000", "Toaster", "Kitchen");
         await add("CON-9001", "???", "Consumer");
         const before = sim.core.state();
-        const report = await sweepIntake(deps);
+        const report = await sweepSite(deps, harness.current.site);
         expect(report.rejected).toHaveLength(4);
         expect(report.queued).toHaveLength(3);
         const statuses = sim.core
@@ -180,7 +180,7 @@ describe("intake sweep and provisioning steps, against the simulator and Azurite
 
 /** After a sweep: the n-th job begun and its product folder made, ready for the copy steps. */
 async function jobWithFolder(deps: SweepDeps & { enqueued: JobKey[] }, n: number) {
-    await sweepIntake(deps);
+    await sweepSite(deps, deps.sites.all()[0]!);
     const key = deps.enqueued[n]!;
     const step = { jobKey: key, instanceId: (await deps.jobs.require(key)).row.instanceId! };
     await beginAttempt(deps, { ...step, attempt: 1 });

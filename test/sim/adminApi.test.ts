@@ -71,7 +71,7 @@ describe("call log", () => {
         expect(calls.log[2]).toMatchObject({ op: "getSheet", status: 401, errorCode: 1002 });
 
         expect((await admin(sim, "POST", "calls/reset")).status).toBe(200);
-        expect((await admin(sim, "GET", "calls")).body).toEqual({ total: 0, byOperation: {}, log: [] });
+        expect((await admin(sim, "GET", "calls")).body).toEqual({ total: 0, byOperation: {}, byToken: {}, log: [] });
         expect(sim.core.calls().total).toBe(0);
     });
 

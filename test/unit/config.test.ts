@@ -240,3 +240,140 @@ describe("timing derived from the settings", () => {
         expect(timingOf(loadConfig({ ...valid, LATE_WRITE_HORIZON_SECONDS: "400.5" })).lateWriteHorizonMs).toBe(400_500);
     });
 });
+
+describe("SITES: several customers from one deployment", () => {
+    const ACME_TOKEN = "acmetoken0123456789abcdefghij";
+    const GLOBEX_TOKEN = "globextoken0123456789abcdefgh";
+    const acme = {
+        name: "acme",
+        intakeSheetId: 4583173393803140,
+        templateFolderId: 1234567890123456,
+        productsFolderId: 2234567890123456,
+        filingIndexSheetId: 3234567890123456,
+        tokenSetting: "SMARTSHEET_TOKEN_ACME",
+    };
+    const globex = {
+        name: "globex",
+        intakeSheetId: "5583173393803140",
+        templateFolderId: "5234567890123456",
+        productsFolderId: "6234567890123456",
+        filingIndexSheetId: "7234567890123456",
+        tokenSetting: "SMARTSHEET_TOKEN_GLOBEX",
+    };
+    const shared = { AzureWebJobsStorage: "UseDevelopmentStorage=true", TASK_HUB_NAME: "Sheetwright" };
+    const withSites = (sites: unknown, extra: Record<string, string> = {}) => ({
+        ...shared,
+        SITES: typeof sites === "string" ? sites : JSON.stringify(sites),
+        SMARTSHEET_TOKEN_ACME: ACME_TOKEN,
+        SMARTSHEET_TOKEN_GLOBEX: GLOBEX_TOKEN,
+        ...extra,
+    });
+
+    it("reads every site, ids as numbers or digit strings, each with the token of the setting it names", () => {
+        const config = loadConfig(withSites([acme, globex]));
+        expect(config.sites).toEqual([
+            { ...acme, token: ACME_TOKEN },
+            {
+                name: "globex",
+                intakeSheetId: 5583173393803140,
+                templateFolderId: 5234567890123456,
+                productsFolderId: 6234567890123456,
+                filingIndexSheetId: 7234567890123456,
+                tokenSetting: "SMARTSHEET_TOKEN_GLOBEX",
+                token: GLOBEX_TOKEN,
+            },
+        ]);
+    });
+
+    it("lets sites share one token setting (they then share its rate budget) and SMARTSHEET_ACCESS_TOKEN be one of them", () => {
+        const config = loadConfig(withSites([{ ...acme, tokenSetting: "SMARTSHEET_ACCESS_TOKEN" }, { ...globex, tokenSetting: "SMARTSHEET_ACCESS_TOKEN" }], { SMARTSHEET_ACCESS_TOKEN: TOKEN }));
+        expect(config.sites.map((site) => site.token)).toEqual([TOKEN, TOKEN]);
+    });
+
+    it("reads the single-site settings as one site named default, its token from SMARTSHEET_ACCESS_TOKEN", () => {
+        expect(loadConfig(valid).sites).toEqual([
+            {
+                name: "default",
+                intakeSheetId: 4583173393803140,
+                templateFolderId: 1234567890123456,
+                productsFolderId: 2234567890123456,
+                filingIndexSheetId: 3234567890123456,
+                tokenSetting: "SMARTSHEET_ACCESS_TOKEN",
+                token: TOKEN,
+            },
+        ]);
+    });
+
+    it("names every problem of every site at once, by where it is", () => {
+        const error = problemsOf(
+            withSites([
+                { ...acme, name: "Acme Corp", templateFolderId: "templates" },
+                { ...globex, intakeSheetId: undefined, tokenSetting: "smartsheet_token_globex" },
+                { ...globex, name: "initech", productsFolderId: -3, filingIndexSheetId: 1.5, colour: "blue" },
+                { ...acme, name: "hooli", intakeSheetId: 1, productsFolderId: 2, filingIndexSheetId: 3, tokenSetting: "JOBS_TABLE" },
+            ]),
+        );
+        expect(error.problems).toEqual([
+            expect.stringMatching(/^SITES\[0\]\.name: expected 1–40 lowercase letters, digits and inner hyphens, e\.g\. acme$/),
+            "SITES[0].templateFolderId: expected the numeric Smartsheet id of the site's template folder",
+            "SITES[1].intakeSheetId: expected the numeric Smartsheet id of the site's intake sheet",
+            expect.stringMatching(/^SITES\[1\]\.tokenSetting: expected the name of the app setting that holds the site's token, in capitals.*never the token itself/),
+            "SITES[2].productsFolderId: expected the numeric Smartsheet id of the site's products folder",
+            "SITES[2].filingIndexSheetId: expected the numeric Smartsheet id of the site's Filing Index sheet",
+            expect.stringMatching(/^SITES\[2\]: unexpected colour: a site has only name, intakeSheetId, .*tokenSetting/),
+            "SITES[3].tokenSetting: names one of Sheetwright's own settings; name the app setting that holds the site's token, e.g. SMARTSHEET_TOKEN_ACME",
+        ]);
+    });
+
+    it("refuses two sites on one intake sheet, products folder or Filing Index, and two sites of one name, saying why", () => {
+        const error = problemsOf(withSites([acme, { ...acme, tokenSetting: "SMARTSHEET_TOKEN_GLOBEX" }, { ...globex, name: "acme2", productsFolderId: acme.productsFolderId }]));
+        expect(error.problems).toEqual([
+            'SITES: two sites are named "acme"; site names must be distinct',
+            `SITES: sites "acme" and "acme" share the intake sheet ${acme.intakeSheetId}; give each its own (a job's intake sheet names its site)`,
+            expect.stringMatching(new RegExp(`^SITES: sites "acme" and "acme" share the products folder ${acme.productsFolderId}; give each its own \\(product codes are unique per intake sheet only`)),
+            expect.stringMatching(new RegExp(`^SITES: sites "acme" and "acme2" share the products folder ${acme.productsFolderId}`)),
+            expect.stringMatching(new RegExp(`^SITES: sites "acme" and "acme" share the Filing Index ${acme.filingIndexSheetId}`)),
+        ]);
+    });
+
+    it("names a missing token setting, and what to add", () => {
+        const { SMARTSHEET_TOKEN_GLOBEX: _, ...env } = withSites([acme, globex]);
+        expect(problemsOf(env).problems).toEqual([
+            'SMARTSHEET_TOKEN_GLOBEX: missing: site "globex" in SITES takes its Smartsheet token from this app setting; add it (a Key Vault reference is fine)',
+        ]);
+    });
+
+    it("refuses SITES beside the single-site ids, naming the ones to remove", () => {
+        const error = problemsOf(withSites([acme], { INTAKE_SHEET_ID: "4583173393803140", FILING_INDEX_SHEET_ID: "3234567890123456" }));
+        expect(error.problems).toEqual([
+            "SITES: remove INTAKE_SHEET_ID, FILING_INDEX_SHEET_ID: with SITES every site's ids are in its entry (or remove SITES to serve one site from the single-site settings)",
+        ]);
+    });
+
+    it("refuses SITES that is not a JSON list of sites without quoting it (it may hold a pasted secret), and an empty list", () => {
+        const pasted = `[{"name":"acme","token":"${ACME_TOKEN}"`;
+        const broken = problemsOf(withSites(pasted));
+        expect(broken.problems).toEqual([expect.stringMatching(/^SITES: is not valid JSON; expected a list such as \[\{"name":"acme"/)]);
+        expect(broken.message).not.toContain(ACME_TOKEN);
+        expect(problemsOf(withSites({ name: "acme" })).problems).toEqual([expect.stringMatching(/^SITES: expected a JSON list of sites, such as \[/)]);
+        expect(problemsOf(withSites([])).problems).toEqual(["SITES: expected at least one site"]);
+    });
+
+    it("refuses a token written into SITES, and never shows any site's token in an error", () => {
+        const error = problemsOf(withSites([{ ...acme, token: ACME_TOKEN }, globex], { JOBS_TABLE: GLOBEX_TOKEN, MAX_RECOVERIES: ACME_TOKEN }));
+        expect(error.problems).toContainEqual(expect.stringMatching(/^SITES\[0\]: unexpected token: .*a token stays in its own app setting, named by tokenSetting/));
+        expect(error.message).not.toContain(ACME_TOKEN);
+        expect(error.message).not.toContain(GLOBEX_TOKEN);
+    });
+
+    it("shows SITES in the start-up line with each site's ids and token setting, never a token", () => {
+        const shown = describeConfig(loadConfig(withSites([acme, globex], { SMARTSHEET_ACCESS_TOKEN: TOKEN })));
+        expect(shown.SITES).toEqual([
+            { ...acme },
+            { ...acme, ...{ name: "globex", intakeSheetId: 5583173393803140, templateFolderId: 5234567890123456, productsFolderId: 6234567890123456, filingIndexSheetId: 7234567890123456, tokenSetting: "SMARTSHEET_TOKEN_GLOBEX" } },
+        ]);
+        const text = JSON.stringify(shown);
+        for (const secret of [TOKEN, ACME_TOKEN, GLOBEX_TOKEN]) expect(text).not.toContain(secret);
+        expect(text).not.toContain('"sites"');
+    });
+});

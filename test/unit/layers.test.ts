@@ -13,6 +13,7 @@ const LAYERS: string[][] = [
     ["shared/naming", "shared/config.ts", "shared/storage.ts", "shared/hostTimeout.ts", "shared/smartsheet"],
     ["shared/alerts"],
     ["shared/jobs"],
+    ["shared/sites"],
     ["shared/orchestration", "shared/intakeRow"],
     ["shared/provisioning"],
     ["shared/intake"],

@@ -3,6 +3,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { inertText, WebhookAlertChannel, type ParkAlert } from "../../src/shared/alerts/AlertChannel";
 
 const alert: ParkAlert = {
+    event: "job.parked",
+    site: "acme",
     jobKey: "4583173393803140-1042",
     productCode: "IND-1042",
     productName: "Pump <!channel> @here *now* [click](https://evil.example) <@U123|boss>",
@@ -55,6 +57,25 @@ describe("the park alert webhook", () => {
         for (const field of [sent.productName!, sent.reason!]) expect(field).not.toMatch(/[@<>&*_`[\]]/);
         expect(sent.productName).toBe("Pump ＜!channel＞ ＠here ＊now＊ ［click］(https://evil.example) ＜＠U123｜boss＞");
         expect(sent.jobKey).toBe("4583173393803140-1042");
+        expect(sent).toMatchObject({ event: "job.parked", site: "acme" });
+    });
+
+    it("sends a site failure as its own event, naming the site and the run, its reason inert", async () => {
+        const inbox = await receiver((response) => response.writeHead(204).end());
+        await new WebhookAlertChannel(inbox.url).send({
+            event: "site.failed",
+            site: "globex",
+            run: "intake sweep",
+            reason: "Smartsheet refused the token in SMARTSHEET_TOKEN_GLOBEX: <@U123> revoked",
+            failedAt: "2026-12-01T10:00:00.000Z",
+        });
+        expect(JSON.parse(inbox.bodies[0]!)).toEqual({
+            event: "site.failed",
+            site: "globex",
+            run: "intake sweep",
+            reason: "Smartsheet refused the token in SMARTSHEET＿TOKEN＿GLOBEX: ＜＠U123＞ revoked",
+            failedAt: "2026-12-01T10:00:00.000Z",
+        });
     });
 
     it("keeps plain text readable and drops invisible formatting characters", () => {

@@ -1,14 +1,15 @@
 import { createWriteStream } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import type { SimState } from "../smartsheet-sim";
+import type { SimSite, SimState } from "../smartsheet-sim";
 import { startLocalStack, type LocalStack } from "../stack/localStack";
 
 /**
- * `npm run demo`: the whole product on the embedded stack. Starts Azurite, the Smartsheet
- * simulator and the local Functions host, fires the intake sweep, shows each ordered product's
- * progress live, then prints what was built and what it cost. Exits 0 when every approved
- * sample request is done.
+ * `npm run demo`: the whole product on the embedded stack, for two customer sites. Starts
+ * Azurite, the Smartsheet simulator (two workspaces, two tokens) and the local Functions host
+ * serving both through SITES, fires the intake sweep, shows each ordered product's progress
+ * live, then prints what was built and what it cost. Exits 0 when every approved sample request
+ * of both sites is done.
  */
 
 const DEADLINE_MS = 110_000;
@@ -37,6 +38,7 @@ interface JobSnapshot {
 }
 
 interface Line {
+    site: SimSite;
     key: string;
     code: string;
     name: string;
@@ -52,13 +54,13 @@ async function main(): Promise<void> {
     for (const level of ["log", "info", "warn", "error", "debug"] as const) {
         console[level] = (...parts: unknown[]) => void log.write(`${parts.map(String).join(" ")}\n`);
     }
-    process.stdout.write(`${bold("Sheetwright demo")} — provisioning the sample product requests end to end\n`);
+    process.stdout.write(`${bold("Sheetwright demo")} — provisioning the sample product requests of two customer sites end to end\n`);
     process.stdout.write(dim(`Starting Azurite, the Smartsheet simulator and the local Functions host (log: ${logFile})…\n`));
 
     const stack = await startLocalStack({
         azurite: { tablePort: 0, queuePort: 0 },
         // Latency like a real tenant's, so the stages can be watched.
-        simulator: { port: 0, latencyMs: { copySheet: 700, createFolder: 250, getSheet: 120, getFolderChildren: 120, updateRows: 150 } },
+        simulator: { port: 0, sites: 2, latencyMs: { copySheet: 700, createFolder: 250, getSheet: 120, getFolderChildren: 120, updateRows: 150 } },
         host: { port: 0, pollIntervalMs: 200, log: (line) => log.write(`${line}\n`) },
         settings: { COPY_SETTLE_SECONDS: "2" },
     });
@@ -74,10 +76,10 @@ async function main(): Promise<void> {
 
 async function run(stack: LocalStack, started: number): Promise<number> {
     const { sim, host } = stack;
-    const requests = approvedRequests(sim.core.state());
-    process.stdout.write(
-        `Intake sheet: ${requests.length} approved request${requests.length === 1 ? "" : "s"}. Firing the intake sweep (normally every :00 and :30).\n\n`,
-    );
+    const state = sim.core.state();
+    const requests = state.sites.flatMap((site) => approvedRequests(state, site));
+    const perSite = state.sites.map((site) => `${site.name} (token ${site.token}) ${requests.filter((request) => request.site === site).length} approved`);
+    process.stdout.write(`Intake sheets: ${perSite.join(", ")}. Firing the intake sweep, which sweeps every site (normally every :00 and :30).\n\n`);
     await host.fire("intakeSweep");
 
     const lines: Line[] = requests.map((request) => ({ ...request }));
@@ -95,25 +97,26 @@ async function run(stack: LocalStack, started: number): Promise<number> {
     }
 
     process.stdout.write("\n");
-    const state = sim.core.state();
-    for (const line of lines) printProduct(state, line);
+    const finished = sim.core.state();
+    for (const line of lines) printProduct(finished, line);
     const done = lines.filter((line) => line.job?.state === "done");
     const calls = done.reduce((sum, line) => sum + (line.job?.smartsheetCalls ?? 0), 0);
     const seconds = ((Date.now() - started) / 1000).toFixed(1);
     process.stdout.write(
-        `\n${done.length === lines.length ? green("✔") : red("✘")} ${done.length} of ${lines.length} products provisioned in ${seconds} s, ` +
+        `\n${done.length === lines.length ? green("✔") : red("✘")} ${done.length} of ${lines.length} products of ${state.sites.length} sites provisioned in ${seconds} s, ` +
             `${calls} Smartsheet calls (${done.length ? Math.round(calls / done.length) : 0} per product); ` +
             `every intake row now says ${bold("Done")} with its folder link.\n`,
     );
     return done.length === lines.length ? 0 : 1;
 }
 
-function approvedRequests(state: SimState): Array<{ key: string; code: string; name: string }> {
-    const intake = state.sheets.find((sheet) => sheet.id === state.intakeSheetId)!;
+function approvedRequests(state: SimState, site: SimSite): Array<{ site: SimSite; key: string; code: string; name: string }> {
+    const intake = state.sheets.find((sheet) => sheet.id === site.intakeSheetId)!;
     const column = (title: string) => intake.columns.find((candidate) => candidate.title === title)!.id;
     return intake.rows
         .filter((row) => row.cells.find((cell) => cell.columnId === column("Approved"))?.value === true)
         .map((row) => ({
+            site,
             key: `${intake.id}-${row.id}`,
             code: String(row.cells.find((cell) => cell.columnId === column("Product Code"))?.value ?? ""),
             name: String(row.cells.find((cell) => cell.columnId === column("Product Name"))?.value ?? ""),
@@ -156,7 +159,7 @@ function draw(lines: Line[], previouslyDrawn: number, started: number): number {
         const bar = `${"█".repeat(filled)}${dim("░".repeat(width - filled))}`;
         const name = line.name.length > 34 ? `${line.name.slice(0, 33)}…` : line.name;
         const elapsed = (((line.doneAt ?? Date.now()) - started) / 1000).toFixed(1).padStart(5);
-        return `  ${bold(line.code.padEnd(9))} ${name.padEnd(35)} ${bar} ${elapsed}s  ${text}`;
+        return `  ${dim(line.site.name.padEnd(7))} ${bold(line.code.padEnd(12))} ${name.padEnd(35)} ${bar} ${elapsed}s  ${text}`;
     });
     if (tty) {
         if (previouslyDrawn > 0) process.stdout.write(`\x1b[${previouslyDrawn}A`);
@@ -184,7 +187,7 @@ function printProduct(state: SimState, line: Line): void {
     const parent = state.folders.find((candidate) => candidate.id === folder?.parentId);
     const order = (name: string) => job.templates.findIndex((template) => name.endsWith(` - ${template}`));
     const sheets = state.sheets.filter((sheet) => sheet.folderId === folder?.id).sort((a, b) => order(a.name) - order(b.name));
-    process.stdout.write(`${bold(`Products / ${parent?.name ?? "?"} / ${folder?.name ?? "?"}`)}\n`);
+    process.stdout.write(`${bold(`${line.site.name}: Products / ${parent?.name ?? "?"} / ${folder?.name ?? "?"}`)}\n`);
     sheets.forEach((sheet, index) => {
         const branch = index === sheets.length - 1 ? "└─" : "├─";
         const code = sheet.summaryFields.find((field) => field.title === "Product Code")?.objectValue;
@@ -198,7 +201,7 @@ function printProduct(state: SimState, line: Line): void {
         ].filter(Boolean);
         process.stdout.write(`  ${branch} ${sheet.name.padEnd(52)} ${dim(notes.join("; "))}\n`);
     });
-    const filing = state.sheets.find((sheet) => sheet.id === state.filingIndexSheetId)!;
+    const filing = state.sheets.find((sheet) => sheet.id === line.site.filingIndexSheetId)!;
     const byTitle = (row: (typeof filing.rows)[number], title: string) =>
         row.cells.find((cell) => cell.columnId === filing.columns.find((column) => column.title === title)?.id)?.value;
     const indexRow = filing.rows.find((row) => byTitle(row, "Product Code") === job.productCode);

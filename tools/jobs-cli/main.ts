@@ -8,7 +8,7 @@ import { z } from "zod";
 const USAGE = `Usage: npm run jobs -- <command> [options]
 
 Commands:
-  list [--state S]                      active jobs, or every job in state S (queued, running, parked, done, rejected)
+  list [--state S] [--site NAME]        active jobs, or every job in state S (queued, running, parked, done, rejected); of every site, or one
   show <jobKey>                         one job: its row and its orchestration
   unpark <jobKey> [--by WHO] [--note T] resume a parked job at its stage
   reconcile                             write the terminal states that job rows missed, now
@@ -26,6 +26,7 @@ class UsageError extends Error {}
 
 const Job = z.looseObject({
     jobKey: z.string(),
+    site: z.string().optional(),
     state: z.string(),
     stage: z.string().optional(),
     productCode: z.string(),
@@ -45,6 +46,7 @@ const Job = z.looseObject({
 });
 const JobList = z.looseObject({
     state: z.string(),
+    site: z.string().optional(),
     jobs: z.array(Job),
     invalid: z.array(z.object({ jobKey: z.string(), reason: z.string() })).optional(),
 });
@@ -80,6 +82,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
                 url: { type: "string" },
                 key: { type: "string" },
                 state: { type: "string" },
+                site: { type: "string" },
                 by: { type: "string" },
                 note: { type: "string" },
                 json: { type: "boolean", default: false },
@@ -107,12 +110,15 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     switch (command) {
         case "list": {
             expectNoMore();
-            const answer = await api("GET", `jobs${values.state ? `?state=${encodeURIComponent(values.state)}` : ""}`);
+            const query = new URLSearchParams();
+            if (values.state) query.set("state", values.state);
+            if (values.site) query.set("site", values.site);
+            const answer = await api("GET", `jobs${query.size > 0 ? `?${query}` : ""}`);
             if (answer.status !== 200) return failed(answer, io);
             if (values.json) return printed(answer.body, io);
             const list = JobList.parse(answer.body);
             io.out(table(list.jobs));
-            io.out(`${list.jobs.length} ${list.state} job${list.jobs.length === 1 ? "" : "s"}`);
+            io.out(`${list.jobs.length} ${list.state} job${list.jobs.length === 1 ? "" : "s"}${list.site ? ` of site ${list.site}` : ""}`);
             for (const bad of list.invalid ?? []) io.err(`invalid row ${bad.jobKey}: ${bad.reason}`);
             return ExitCode.ok;
         }
@@ -196,12 +202,13 @@ function printed(body: unknown, io: CliIo): number {
 
 function table(jobs: Array<z.infer<typeof Job>>): string {
     const rows = [
-        ["JOB", "STATE", "STAGE", "CODE", "NAME", "ATTEMPT", "RECOVERIES", "LAST PROGRESS", "REASON"],
+        ["JOB", "STATE", "STAGE", "CODE", "SITE", "NAME", "ATTEMPT", "RECOVERIES", "LAST PROGRESS", "REASON"],
         ...jobs.map((job) => [
             job.jobKey,
             job.state,
             job.stage ?? "",
             job.productCode,
+            job.site ?? "",
             clip(job.productName, 30),
             String(job.attempt),
             String(job.recoveries),
@@ -217,6 +224,7 @@ function details(job: z.infer<typeof Job>): string {
     const copied = Object.keys(job.copies).length;
     const lines: Array<[string, string | undefined]> = [
         ["job", job.jobKey],
+        ["site", job.site],
         ["product", `${job.productCode} ${job.productName}`],
         ["state", job.stage ? `${job.state} (stage ${job.stage})` : job.state],
         ["sheets copied", `${copied}/${job.templates.length}`],

@@ -20,6 +20,8 @@ export interface CallLogEntry {
 export interface CallsSnapshot {
     total: number;
     byOperation: Partial<Record<SimOperation | "unknown", number>>;
+    /** Calls by the bearer token they came with ("(none)" without one): each site's token counted apart. */
+    byToken: Record<string, number>;
     log: CallLogEntry[];
 }
 
@@ -28,23 +30,26 @@ export class CallLog {
     private entries: CallLogEntry[] = [];
     private total = 0;
     private byOperation: Partial<Record<SimOperation | "unknown", number>> = {};
+    private byToken: Record<string, number> = {};
 
     constructor(private readonly maxEntries = 50_000) {}
 
-    record(entry: CallLogEntry): void {
+    record(entry: CallLogEntry, token = "(none)"): void {
         this.total += 1;
         this.byOperation[entry.op] = (this.byOperation[entry.op] ?? 0) + 1;
+        this.byToken[token] = (this.byToken[token] ?? 0) + 1;
         this.entries.push(entry);
         if (this.entries.length > this.maxEntries) this.entries.splice(0, this.entries.length - this.maxEntries);
     }
 
     snapshot(): CallsSnapshot {
-        return { total: this.total, byOperation: { ...this.byOperation }, log: this.entries.map((entry) => ({ ...entry })) };
+        return { total: this.total, byOperation: { ...this.byOperation }, byToken: { ...this.byToken }, log: this.entries.map((entry) => ({ ...entry })) };
     }
 
     reset(): void {
         this.entries = [];
         this.total = 0;
         this.byOperation = {};
+        this.byToken = {};
     }
 }

@@ -22,12 +22,13 @@ import {
     applyConfigPatch,
     DEFAULT_TOKENS,
     initialConfig,
+    MAX_SITES,
     SimConfigPatch,
     type SimConfig,
     type SimulatorOptions,
 } from "./SimulatorOptions";
 import { Workspace } from "./Workspace";
-import type { SimAnchors } from "./model";
+import type { SimAnchors, SimSite } from "./model";
 
 export interface ApiRequest {
     method: string;
@@ -46,11 +47,15 @@ export type ApiOutcome =
     | { kind: "hang" };
 
 export interface SimState {
+    /** The first site's anchors, as before there were sites. */
     anchors: SimAnchors | null;
     intakeSheetId?: number;
     templateFolderId?: number;
     productsFolderId?: number;
     filingIndexSheetId?: number;
+    /** Every seeded customer workspace with its token (the first is the one of the anchors above); empty when not seeded. */
+    sites: SimSite[];
+    /** The first workspace. */
     workspace: { id: number; name: string; permalink: string; createdAt: string };
     folders: Array<{ id: number; name: string; parentId: number | null; permalink: string; createdAt: string }>;
     sheets: SimSheetState[];
@@ -81,18 +86,29 @@ const BAD_GATEWAY_HTML =
  */
 export class SimulatorCore {
     private readonly tokens: ReadonlySet<string>;
+    /** Each site's token and name; site n is seeded n-th. */
+    private readonly siteTokens: ReadonlyArray<{ name: string; token: string }>;
     private readonly startConfig: SimConfig;
     private readonly seeded: boolean;
     private readonly clock: () => number;
     private currentConfig: SimConfig;
     private workspace: Workspace;
     private seededAnchors: SimAnchors | undefined;
+    private seededSites: Array<SimSite & { workspaceId: number }> = [];
     private readonly callLog = new CallLog();
     private readonly faultInjector = new FaultInjector();
     private readonly rateLimiter = new RateLimiter();
 
     constructor(options: SimulatorOptions = {}) {
-        this.tokens = new Set(options.tokens ?? DEFAULT_TOKENS);
+        const tokens = options.tokens ?? DEFAULT_TOKENS;
+        const sites = options.sites ?? 1;
+        if (!Number.isInteger(sites) || sites < 1 || sites > MAX_SITES) throw new Error(`sites: expected a whole number from 1 to ${MAX_SITES}, got ${sites}`);
+        if (tokens.length === 0) throw new Error("tokens: expected at least one token");
+        this.siteTokens = Array.from({ length: sites }, (_, index) => ({
+            name: index === 0 ? "demo" : `demo-${index + 1}`,
+            token: index === 0 ? tokens[0]! : `${tokens[0]}-${index + 1}`,
+        }));
+        this.tokens = new Set([...tokens, ...this.siteTokens.map((site) => site.token)]);
         this.startConfig = initialConfig(options);
         this.currentConfig = this.startConfig;
         this.seeded = options.seed ?? true;
@@ -107,6 +123,11 @@ export class SimulatorCore {
         return { ...this.seededAnchors };
     }
 
+    /** The seeded customer workspaces, each with its token; the first is the one `anchors` describes. */
+    sites(): SimSite[] {
+        return this.seededSites.map(({ workspaceId: _, ...site }) => ({ ...site }));
+    }
+
     state(): SimState {
         const workspace = this.workspace;
         const containers = [...workspace.containers.values()].sort((a, b) => a.seq - b.seq);
@@ -115,6 +136,7 @@ export class SimulatorCore {
         const anchors = this.seededAnchors ? { ...this.seededAnchors } : null;
         return {
             anchors,
+            sites: this.sites(),
             ...(anchors
                 ? {
                       intakeSheetId: anchors.intakeSheetId,
@@ -183,8 +205,12 @@ export class SimulatorCore {
     /** Back to the freshly seeded workspace (same ids), with faults, calls and config as at start. */
     reset(): void {
         this.workspace = new Workspace(DEMO_SEED, this.clock);
-        if (this.seeded) this.seededAnchors = seedDemoWorkspace(this.workspace);
-        else this.workspace.createWorkspace("Sheetwright Demo");
+        if (this.seeded) {
+            // Seeded in order from one id source: the first site's ids are the same with any number of sites.
+            const seeded = this.siteTokens.map((site, index) => ({ ...site, anchors: seedDemoWorkspace(this.workspace, { number: index + 1 }) }));
+            this.seededAnchors = seeded[0]!.anchors;
+            this.seededSites = seeded.map(({ name, token, anchors: { workspaceId, ...ids } }) => ({ name, token, ...ids, workspaceId }));
+        } else this.workspace.createWorkspace("Sheetwright Demo");
         this.currentConfig = this.startConfig;
         this.faultInjector.reset();
         this.callLog.reset();
@@ -196,6 +222,7 @@ export class SimulatorCore {
         const at = new Date().toISOString();
         const match = matchRoute(request.method, request.path);
         const op = match.kind === "route" ? match.route.op : "unknown";
+        const token = /^Bearer\s+(\S+)\s*$/i.exec(request.authorization ?? "")?.[1];
         const log = (outcome: ApiOutcome, fault?: FaultRule) => {
             const errorCode = outcome.kind === "json" ? (outcome.body as { errorCode?: unknown } | null)?.errorCode : undefined;
             this.callLog.record({
@@ -207,11 +234,10 @@ export class SimulatorCore {
                 ...(typeof errorCode === "number" ? { errorCode } : {}),
                 at,
                 ...(fault ? { fault: fault.kind } : {}),
-            });
+            }, token === undefined ? "(none)" : this.tokens.has(token) ? token : "(unknown)");
             return outcome;
         };
 
-        const token = /^Bearer\s+(\S+)\s*$/i.exec(request.authorization ?? "")?.[1];
         if (token === undefined) return log(errorOutcome(apiErrors.tokenMissing()));
         if (!this.tokens.has(token)) return log(errorOutcome(apiErrors.tokenInvalid()));
         if (!this.rateLimiter.tryAcquire(token, this.currentConfig.rateLimit, Date.now())) {
@@ -219,6 +245,7 @@ export class SimulatorCore {
         }
         if (match.kind === "none") return log(errorOutcome(apiErrors.notFound()));
         if (match.kind === "methodNotAllowed") return log(errorOutcome(apiErrors.methodNotAllowed(request.method)));
+        if (!this.reaches(token, match.params, request.bodyText)) return log(errorOutcome(apiErrors.notAuthorized()));
 
         const latency = this.currentConfig.latencyMs[match.route.op];
         const fault = this.faultInjector.take(match.route.op, `${request.path}?${request.query}\n${request.bodyText}`);
@@ -236,6 +263,34 @@ export class SimulatorCore {
         }
         await pause(latency);
         return log(outcome, fault);
+    }
+
+    /**
+     * Whether the token may touch what the call names: a site's token (with two or more sites)
+     * only its own workspace; any other token everything. Ids that name nothing are let through
+     * for the handler to answer 404.
+     */
+    private reaches(token: string, params: ReadonlyMap<string, number>, bodyText: string): boolean {
+        if (this.seededSites.length < 2) return true;
+        const site = this.seededSites.find((candidate) => candidate.token === token);
+        if (!site) return true;
+        const named = [params.get("folderId"), params.get("sheetId"), destinationOf(bodyText)].filter((id): id is number => id !== undefined);
+        return named.every((id) => {
+            const root = this.workspaceOf(id);
+            return root === undefined || root === site.workspaceId;
+        });
+    }
+
+    /** The workspace a folder or sheet lies in; `undefined` when the id names neither. */
+    private workspaceOf(id: number): number | undefined {
+        let containerId = this.workspace.sheets.get(id)?.containerId ?? (this.workspace.containers.has(id) ? id : undefined);
+        while (containerId !== undefined) {
+            const container = this.workspace.containers.get(containerId);
+            if (!container) return undefined;
+            if (container.kind === "workspace") return container.id;
+            containerId = container.parentId ?? undefined;
+        }
+        return undefined;
     }
 
     private run(handler: RouteHandler, params: Map<string, number>, request: ApiRequest): ApiOutcome {
@@ -258,6 +313,16 @@ export class SimulatorCore {
             console.error("smartsheet-sim: handler failed", error);
             return errorOutcome(apiErrors.unexpected());
         }
+    }
+}
+
+/** Where a copy goes (`destinationId` of its body), if the body says. */
+function destinationOf(bodyText: string): number | undefined {
+    try {
+        const destination = (JSON.parse(bodyText) as { destinationId?: unknown } | null)?.destinationId;
+        return typeof destination === "number" ? destination : undefined;
+    } catch {
+        return undefined;
     }
 }
 

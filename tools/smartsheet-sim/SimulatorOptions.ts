@@ -13,6 +13,13 @@ export interface SimulatorOptions {
     host?: string;
     /** Accepted bearer tokens. Default ["sim-token"]. */
     tokens?: string[];
+    /**
+     * Customer workspaces to seed, each with its own token, intake sheet, template, products
+     * folder and Filing Index. Default 1. The first site's token is the first of `tokens`; site
+     * n's is that token with `-n` (sim-token-2), accepted without being listed. With two or more,
+     * a site's token reaches only its own workspace (403/1004 elsewhere), as a customer's would.
+     */
+    sites?: number;
     /** Per token. Default 300 requests per 60 000 ms, Smartsheet's documented limit. */
     rateLimit?: RateLimit;
     /** Longest sheet or folder name accepted. Default 50. */
@@ -46,6 +53,7 @@ export type SimConfigPatch = z.infer<typeof SimConfigPatch>;
 export const DEFAULT_PORT = 7072;
 export const DEFAULT_HOST = "127.0.0.1";
 export const DEFAULT_TOKENS = ["sim-token"];
+export const MAX_SITES = 9;
 
 export function defaultLatency(op: SimOperation): number {
     if (op === "copySheet") return 25;

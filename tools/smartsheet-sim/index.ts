@@ -4,5 +4,5 @@ export type { SimulatorOptions, SimConfig, SimConfigPatch, RateLimit } from "./S
 export type { SimOperation } from "./SimOperation";
 export type { ActiveFault, FaultKind, FaultRule, FaultRuleInput } from "./FaultInjector";
 export type { CallLogEntry, CallsSnapshot } from "./CallLog";
-export type { SimAnchors, ColumnType, CellValue } from "./model";
+export type { SimAnchors, SimSite, ColumnType, CellValue } from "./model";
 export type { ApiCell, ApiColumn, ApiCrossSheetReference, ApiRow, ApiSummaryField } from "./render";

@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
 import { z } from "zod";
 import { startSimulator } from "./startSimulator";
-import { DEFAULT_HOST, DEFAULT_PORT, DEFAULT_TOKENS } from "./SimulatorOptions";
+import { DEFAULT_HOST, DEFAULT_PORT, DEFAULT_TOKENS, MAX_SITES } from "./SimulatorOptions";
 
 const Environment = z.object({
     SIM_PORT: z.coerce.number().int().min(0).max(65535).optional(),
@@ -14,6 +14,8 @@ const Environment = z.object({
     SIM_NAME_LIMIT: z.coerce.number().int().positive().optional(),
     /** Requests per minute and token. */
     SIM_RATE_LIMIT: z.coerce.number().int().positive().optional(),
+    /** Customer workspaces, each with its own token (sim-token, sim-token-2…). */
+    SIM_SITES: z.coerce.number().int().min(1).max(MAX_SITES).default(1),
 });
 
 async function main(): Promise<void> {
@@ -27,19 +29,22 @@ async function main(): Promise<void> {
         port,
         host: env.SIM_HOST,
         tokens: env.SIM_TOKENS ?? DEFAULT_TOKENS,
+        sites: env.SIM_SITES,
         ...(env.SIM_NAME_LIMIT === undefined ? {} : { nameLimit: env.SIM_NAME_LIMIT }),
         ...(env.SIM_RATE_LIMIT === undefined ? {} : { rateLimit: { requests: env.SIM_RATE_LIMIT, windowMs: 60_000 } }),
     });
-    const anchors = simulator.core.anchors;
+    const sites = simulator.core.sites();
     console.log(`Smartsheet simulator listening`);
     console.log(`  base URL   ${simulator.baseUrl}`);
     console.log(`  admin URL  ${simulator.adminUrl}`);
-    console.log(`  tokens     ${(env.SIM_TOKENS ?? DEFAULT_TOKENS).join(", ")}`);
-    console.log(`  workspace "Sheetwright Demo"  ${anchors.workspaceId}`);
-    console.log(`  intake sheet                  ${anchors.intakeSheetId}`);
-    console.log(`  template folder               ${anchors.templateFolderId}`);
-    console.log(`  products folder               ${anchors.productsFolderId}`);
-    console.log(`  filing index sheet            ${anchors.filingIndexSheetId}`);
+    console.log(`  tokens     ${[...new Set([...(env.SIM_TOKENS ?? DEFAULT_TOKENS), ...sites.map((site) => site.token)])].join(", ")}`);
+    for (const site of sites) {
+        console.log(`  site ${site.name} (token ${site.token})`);
+        console.log(`    intake sheet        ${site.intakeSheetId}`);
+        console.log(`    template folder     ${site.templateFolderId}`);
+        console.log(`    products folder     ${site.productsFolderId}`);
+        console.log(`    filing index sheet  ${site.filingIndexSheetId}`);
+    }
 
     let stopping = false;
     const stop = (signal: NodeJS.Signals) => {

@@ -103,3 +103,13 @@ export interface SimAnchors {
     productsFolderId: number;
     filingIndexSheetId: number;
 }
+
+/** One seeded customer workspace: what an app's SITES entry points at, and the token that reaches it. */
+export interface SimSite {
+    name: string;
+    token: string;
+    intakeSheetId: number;
+    templateFolderId: number;
+    productsFolderId: number;
+    filingIndexSheetId: number;
+}

@@ -6,13 +6,31 @@ export const DEMO_SEED = 0x5eed2026;
 
 type SeedCell = CellValue | { formula: string };
 
+/** Which customer's copy of the demo workspace to seed: the first is the benchmark's, unchanged. */
+export interface DemoSite {
+    /** 1 for the first customer. */
+    number: number;
+}
+
+/** The demo site's workspace name: "Sheetwright Demo", then "Sheetwright Demo 2"… */
+export function demoWorkspaceName(site: DemoSite): string {
+    return site.number === 1 ? "Sheetwright Demo" : `Sheetwright Demo ${site.number}`;
+}
+
+/** The demo site's product codes: the first site's as they are, site n's with `-Sn` (IND-1042-S2), so no two sites share one. */
+export function demoProductCode(code: string, site: DemoSite): string {
+    return site.number === 1 ? code : `${code}-S${site.number}`;
+}
+
 /**
  * The benchmark's reference workload: workspace "Sheetwright Demo" with Products (Industrial,
  * Consumer), Templates/Product Template (seven sheets, three of them wired by cross-sheet
- * references) and Operations (the intake sheet and the filing index).
+ * references) and Operations (the intake sheet and the filing index). Another customer's site
+ * is the same workspace under its own name and product codes.
  */
-export function seedDemoWorkspace(workspace: Workspace): SimAnchors {
-    const root = workspace.createWorkspace("Sheetwright Demo");
+export function seedDemoWorkspace(workspace: Workspace, site: DemoSite = { number: 1 }): SimAnchors {
+    const code = (text: string) => demoProductCode(text, site);
+    const root = workspace.createWorkspace(demoWorkspaceName(site));
     const products = workspace.createFolder(root.id, "Products");
     workspace.createFolder(products.id, "Industrial");
     workspace.createFolder(products.id, "Consumer");
@@ -131,17 +149,17 @@ export function seedDemoWorkspace(workspace: Workspace): SimAnchors {
         { title: "Status" },
         { title: "Folder" },
     ], [
-        ["IND-1042", "Hydraulic Pump Assembly", "Industrial", true],
-        ["CON-2201", "Smart Kettle", "Consumer", true],
-        ["IND-1043", "Precision Torque Wrench Calibration Kit with Extended Warranty and Carry Case", "Industrial", true],
-        ["CON-2202", "Travel Mug", "Consumer", false],
+        [code("IND-1042"), "Hydraulic Pump Assembly", "Industrial", true],
+        [code("CON-2201"), "Smart Kettle", "Consumer", true],
+        [code("IND-1043"), "Precision Torque Wrench Calibration Kit with Extended Warranty and Carry Case", "Industrial", true],
+        [code("CON-2202"), "Travel Mug", "Consumer", false],
     ]);
     const filingIndex = sheet(workspace, operations.id, "Filing Index", [
         { title: "Product Code", primary: true },
         { title: "Register Sheet Id" },
         { title: "Register Link" },
         { title: "Folder Id" },
-    ], [["IND-0999", String(workspace.nextId()), workspace.newPermalink("sheets"), String(workspace.nextId())]]);
+    ], [[code("IND-0999"), String(workspace.nextId()), workspace.newPermalink("sheets"), String(workspace.nextId())]]);
 
     return {
         workspaceId: root.id,

@@ -31,8 +31,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     let sim: RunningSimulator | undefined;
     try {
         sim = await startSimulator(options.simulator);
+        // Every simulated site through SITES, as a deployment serving several customers is configured.
         const settings = appSettingsFor(
-            { smartsheetBaseUrl: sim.baseUrl, anchors: sim.core.anchors, storageConnectionString: azurite.connectionString },
+            { smartsheetBaseUrl: sim.baseUrl, anchors: sim.core.anchors, storageConnectionString: azurite.connectionString, sites: sim.core.sites() },
             options.settings,
         );
         const host = await startHost({ ...options.host, appDir: APP_DIR, settings });

@@ -4,7 +4,7 @@ import { startLocalStack } from "./localStack";
 async function main(): Promise<void> {
     const stack = await startLocalStack({
         azurite: { tablePort: 10002, queuePort: 10001 },
-        simulator: { port: Number(process.env.SIM_PORT ?? 7072) },
+        simulator: { port: Number(process.env.SIM_PORT ?? 7072), sites: Number(process.env.SIM_SITES ?? 2) },
         host: { port: Number(process.env.HOST_PORT ?? 7071) },
     });
     const { sim, host, azurite } = stack;
@@ -14,7 +14,8 @@ async function main(): Promise<void> {
             "Sheetwright local stack is running (Ctrl-C stops all three):",
             `  Functions host   ${host.url}   (GET ${host.url}/admin/functions)`,
             `  jobs API         ${host.url}/api/jobs   header x-functions-key: ${host.functionKey}`,
-            `  Smartsheet sim   ${sim.baseUrl}   token sim-token   admin ${sim.adminUrl}state`,
+            `  Smartsheet sim   ${sim.baseUrl}   admin ${sim.adminUrl}state`,
+            ...sim.core.sites().map((site) => `    site ${site.name.padEnd(8)} token ${site.token.padEnd(12)} intake sheet ${site.intakeSheetId}`),
             `  Azurite          tables ${azurite.tableUrl}   queues ${azurite.queueUrl}`,
             "",
             `Fire the intake sweep now:  curl -X POST ${host.url}/admin/functions/intakeSweep -H 'content-type: application/json' -d '{}'`,

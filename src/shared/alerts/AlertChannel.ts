@@ -2,6 +2,9 @@ import { cleanText } from "../naming/productNames";
 
 /** What ops is told of a parked job: enough to act without digging. Customer text in it is data, never markup. */
 export interface ParkAlert {
+    event: "job.parked";
+    /** The customer's site the job belongs to (absent when its intake sheet belongs to none). */
+    site?: string;
     jobKey: string;
     productCode: string;
     productName: string;
@@ -11,9 +14,21 @@ export interface ParkAlert {
     parkedAt?: string;
 }
 
-/** Where park alerts go (a webhook today; a new channel is one class). `send` throws unless the channel took the alert. */
+/** A whole site failed a run (its token refused, its template folder gone…): none of its work moves until a person acts. */
+export interface SiteFailureAlert {
+    event: "site.failed";
+    site: string;
+    /** Which run failed for it: the intake sweep, the reaper, the reconciliation. */
+    run: string;
+    reason: string;
+    failedAt: string;
+}
+
+export type Alert = ParkAlert | SiteFailureAlert;
+
+/** Where alerts go (a webhook today; a new channel is one class). `send` throws unless the channel took the alert. */
 export interface AlertChannel {
-    send(alert: ParkAlert): Promise<void>;
+    send(alert: Alert): Promise<void>;
 }
 
 /** POSTs the alert as JSON to one configured URL (a chat or incident webhook). */
@@ -24,26 +39,13 @@ export class WebhookAlertChannel implements AlertChannel {
         private readonly appHost: string | undefined = process.env.WEBSITE_HOSTNAME,
     ) {}
 
-    async send(alert: ParkAlert): Promise<void> {
-        const host = this.appHost;
-        const jobUrl = host ? `${/^(127\.0\.0\.1|localhost)(:|$)/.test(host) ? "http" : "https"}://${host}/api/jobs/${alert.jobKey}` : undefined;
+    async send(alert: Alert): Promise<void> {
         const response = await fetch(this.url, {
             method: "POST",
             headers: { "content-type": "application/json" },
             // A redirect could take the alert (and what it says) somewhere nobody configured.
             redirect: "manual",
-            body: JSON.stringify({
-                event: "job.parked",
-                jobKey: alert.jobKey,
-                productCode: inertText(alert.productCode),
-                productName: inertText(alert.productName),
-                stage: alert.stage,
-                reason: alert.reason === undefined ? undefined : inertText(alert.reason),
-                recoveries: alert.recoveries,
-                parkedAt: alert.parkedAt,
-                jobUrl,
-                unpark: jobUrl ? `POST ${jobUrl}/unpark` : undefined,
-            }),
+            body: JSON.stringify(alert.event === "job.parked" ? this.parkBody(alert) : siteFailureBody(alert)),
             signal: AbortSignal.timeout(10_000),
         });
         // Nothing of the answer is needed but its status: never read (or wait for) a body of any size.
@@ -51,6 +53,29 @@ export class WebhookAlertChannel implements AlertChannel {
         if (response.status >= 300 && response.status < 400) throw new Error(`the webhook answered ${response.status}; redirects are not followed`);
         if (!response.ok) throw new Error(`the webhook answered ${response.status}`);
     }
+
+    private parkBody(alert: ParkAlert): object {
+        const host = this.appHost;
+        const jobUrl = host ? `${/^(127\.0\.0\.1|localhost)(:|$)/.test(host) ? "http" : "https"}://${host}/api/jobs/${alert.jobKey}` : undefined;
+        return {
+            event: alert.event,
+            site: alert.site,
+            jobKey: alert.jobKey,
+            productCode: inertText(alert.productCode),
+            productName: inertText(alert.productName),
+            stage: alert.stage,
+            reason: alert.reason === undefined ? undefined : inertText(alert.reason),
+            recoveries: alert.recoveries,
+            parkedAt: alert.parkedAt,
+            jobUrl,
+            unpark: jobUrl ? `POST ${jobUrl}/unpark` : undefined,
+        };
+    }
+}
+
+
+function siteFailureBody(alert: SiteFailureAlert): object {
+    return { event: alert.event, site: alert.site, run: alert.run, reason: inertText(alert.reason), failedAt: alert.failedAt };
 }
 
 /**

@@ -20,6 +20,8 @@ import type { ProvisioningDeps } from "../provisioning/ProvisioningDeps";
 import { columnIdsByTitle } from "../smartsheet/columns";
 import type { Row, Sheet } from "../smartsheet/model";
 import type { RowUpdate } from "../smartsheet/SmartsheetPort";
+import { forEachSite, type SiteFailure } from "../sites/eachSite";
+import type { Site } from "../sites/Sites";
 import { IntakeColumns, IntakeStatus } from "../intakeRow/intakeStatus";
 import { rowsModifiedSince, type CursorRead, type IntakeCursorStore } from "./IntakeCursorStore";
 
@@ -35,6 +37,7 @@ export interface SweepDeps extends ProvisioningDeps {
 export type SweepKind = "routine" | "full";
 
 export interface SweepReport {
+    site: string;
     kind: SweepKind;
     /** The rows read were those modified since this instant; absent when the whole sheet was read. */
     rowsModifiedSince?: string;
@@ -89,6 +92,22 @@ interface IntakeRow {
 /** Smartsheet's `rowIds` filter, kept to a URL of reasonable length. */
 const ROW_IDS_PER_READ = 100;
 
+/** Every site's sweep: `sites` for those that swept, `failed` for those that could not (each logged and alerted). */
+export interface IntakeSweepRun {
+    sites: SweepReport[];
+    failed: SiteFailure[];
+}
+
+/**
+ * Sweeps every site's intake sheet, each with its own client and cursor. A site that fails (its
+ * token refused, its template folder gone) is logged and alerted, keeps its cursor, and stops
+ * no other site.
+ */
+export async function sweepIntake(deps: SweepDeps, kind: SweepKind = "routine"): Promise<IntakeSweepRun> {
+    const run = await forEachSite(deps, kind === "full" ? "full intake sweep" : "intake sweep", (site) => sweepSite(deps, site, kind));
+    return { sites: run.results, failed: run.failed };
+}
+
 /**
  * Turns approved intake rows that have no job yet into job rows and key-only messages, and rows
  * with bad data into rejected jobs that say why; nothing is created in Smartsheet for either.
@@ -102,21 +121,23 @@ const ROW_IDS_PER_READ = 100;
  * start only once the whole sweep has succeeded. A full sweep reads every row and logs, by job
  * key, each row that needed work the cursor had missed.
  */
-export async function sweepIntake(deps: SweepDeps, kind: SweepKind = "routine"): Promise<SweepReport> {
+export async function sweepSite(deps: SweepDeps, site: Site, kind: SweepKind = "routine"): Promise<SweepReport> {
     const startedAt = deps.now();
-    const smartsheet = deps.smartsheet.withOwnTally();
-    const intakeSheetId = deps.config.INTAKE_SHEET_ID;
+    const smartsheet = site.smartsheet.withOwnTally();
+    const intakeSheetId = site.intakeSheetId;
     const pk = String(intakeSheetId);
 
     const stored = await deps.cursors.read(intakeSheetId);
     if (stored.problem) {
-        deps.log.warn(`intake sweep: the cursor of intake sheet ${pk} does not parse (${stored.problem}); this sweep reads every row and writes a new one`);
+        deps.log.warn(
+            `intake sweep of site ${site.name}: the cursor of intake sheet ${pk} does not parse (${stored.problem}); this sweep reads every row and writes a new one`,
+        );
     }
     const lines = new Map<string, number>();
-    for (const folder of await smartsheet.listFolderChildren(deps.config.PRODUCTS_FOLDER_ID, ["folders"])) {
+    for (const folder of await smartsheet.listFolderChildren(site.productsFolderId, ["folders"])) {
         if (folder.resourceType === "folder" && !lines.has(folder.name.trim())) lines.set(folder.name.trim(), folder.id);
     }
-    const blueprint = await prepareBlueprint(deps, smartsheet, deps.config.TEMPLATE_FOLDER_ID);
+    const blueprint = await prepareBlueprint(deps, smartsheet, site.templateFolderId);
     const templates = blueprint.sheets.map((template) => template.name);
     const verdictInputs = verdictInputsOf(lines, templates);
     // Where a routine sweep reads from; nowhere when a row untouched since could be judged differently now.
@@ -173,6 +194,7 @@ export async function sweepIntake(deps: SweepDeps, kind: SweepKind = "routine"):
     }
 
     const report: SweepReport = {
+        site: site.name,
         kind,
         ...(since ? { rowsModifiedSince: since.toISOString() } : {}),
         rowsRead,
@@ -284,7 +306,7 @@ export async function sweepIntake(deps: SweepDeps, kind: SweepKind = "routine"):
         deps.log.info(`job ${formatJobKey(key)} queued with no orchestration: message sent again`);
         report.requeued.push(formatJobKey(key));
     }
-    reportInvalidJobs(deps.log, invalid, "intake sweep");
+    reportInvalidJobs(deps.log, invalid, `intake sweep of site ${site.name}`);
 
     if (kind === "full" && cursorSince) {
         const owed = new Set(announcing.map((job) => Number(job.row.intakeRowId)));
@@ -306,7 +328,7 @@ export async function sweepIntake(deps: SweepDeps, kind: SweepKind = "routine"):
     report.smartsheetCalls = smartsheet.calls().total;
     const read = since ? `rows modified since ${since.toISOString()}` : kind === "full" ? "every row" : `every row: ${wholeSheetBecause(stored)}`;
     deps.log.info(
-        `intake sweep (${kind}, ${read}): ${rowsRead} rows read, ${approved.length} approved, ${report.queued.length} queued, ` +
+        `intake sweep of site ${site.name} (${kind}, ${read}): ${rowsRead} rows read, ${approved.length} approved, ${report.queued.length} queued, ` +
             `${report.rejected.length} rejected, ${report.requeued.length} re-sent, ` +
             (kind === "full" ? `${report.missedByCursor.length} missed by the cursor, ` : "") +
             `${report.smartsheetCalls} Smartsheet calls`,

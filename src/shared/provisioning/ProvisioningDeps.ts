@@ -1,16 +1,17 @@
 import type { AlertChannel } from "../alerts/AlertChannel";
-import type { Config } from "../config";
+import type { AppWideSettings } from "../config";
 import type { JobStore } from "../jobs/JobStore";
 import type { Logger } from "../logger";
-import type { SmartsheetPort } from "../smartsheet/SmartsheetPort";
+import type { Sites } from "../sites/Sites";
 import type { BlueprintStore } from "./BlueprintStore";
 
 /** Everything the provisioning steps touch, injected (composition.ts builds the real one). */
 export interface ProvisioningDeps {
-    config: Config;
+    config: AppWideSettings;
+    /** Every site served; a step finds its own from the job (`StepContext.site`). */
+    sites: Sites;
     jobs: JobStore;
     blueprints: BlueprintStore;
-    smartsheet: SmartsheetPort;
     log: Logger;
     /** Where park alerts go; none configured: the error line in the log is the alert. */
     alerts?: AlertChannel;

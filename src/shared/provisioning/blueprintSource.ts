@@ -1,6 +1,7 @@
 import type { JobRow } from "../jobs/JobRow";
 import type { FolderChild } from "../smartsheet/model";
 import type { SmartsheetPort } from "../smartsheet/SmartsheetPort";
+import type { Site } from "../sites/Sites";
 import { Blueprint, blueprintOf, blueprintVersion, holders, outsideSheetIds, readOutsideSheets, readTemplateSheets, type SheetRead } from "./Blueprint";
 import { NeedsPersonError } from "./errors";
 import type { ProvisioningDeps } from "./ProvisioningDeps";
@@ -59,12 +60,12 @@ export async function analyseTemplate(
     return { blueprint, reads };
 }
 
-/** The blueprint a job was accepted with; rebuilt from the template if it went missing. */
-export async function loadBlueprint(deps: ProvisioningDeps, smartsheet: SmartsheetPort, row: JobRow): Promise<Blueprint> {
+/** The blueprint a job was accepted with; rebuilt from its site's template if it went missing. */
+export async function loadBlueprint(deps: ProvisioningDeps, site: Site, smartsheet: SmartsheetPort, row: JobRow): Promise<Blueprint> {
     if (row.blueprintVersion) {
         const stored = await deps.blueprints.get(row.blueprintVersion);
         if (stored) return stored;
         deps.log.warn(`blueprint ${row.blueprintVersion} is missing from the table; analysing the template again`);
     }
-    return prepareBlueprint(deps, smartsheet, deps.config.TEMPLATE_FOLDER_ID);
+    return prepareBlueprint(deps, smartsheet, site.templateFolderId);
 }

@@ -29,7 +29,7 @@ export function ensureProductFolder(deps: ProvisioningDeps, input: StepInput): P
         let lineFolderId = context.row.lineFolderId;
         if (!lineFolderId) {
             const line = context.row.productLine;
-            const productsFolderId = deps.config.PRODUCTS_FOLDER_ID;
+            const productsFolderId = context.site.productsFolderId;
             const folder = await underClaim(deps, context, {
                 key: "lineFolder",
                 recorded: (row) => row.lineFolderId,

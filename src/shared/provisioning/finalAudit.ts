@@ -56,7 +56,7 @@ export function auditProduct(deps: ProvisioningDeps, input: StepInput): Promise<
             return { ...latest, lateWritesRemoved: [...latest.lateWritesRemoved, ...fresh] };
         });
         for (const removal of removals) {
-            await removeLateWrite(deps, context, removal);
+            await removeLateWrite(context, removal);
             deps.log.warn(
                 transitionLine(input.jobKey, row.state, row.state, `final audit removed a late-landed ${removal.kind} ${removal.id} "${removal.name}"`),
             );
@@ -69,11 +69,11 @@ export function auditProduct(deps: ProvisioningDeps, input: StepInput): Promise<
 type Removal = Omit<LateWriteRemoval, "removedAt">;
 
 /** Gone already (a duplicate run of this audit, or a delete that was done although its answer got lost) is removed. */
-async function removeLateWrite(deps: ProvisioningDeps, context: StepContext, removal: Removal): Promise<void> {
+async function removeLateWrite(context: StepContext, removal: Removal): Promise<void> {
     try {
         if (removal.kind === "folder") await context.smartsheet.deleteFolder(removal.id);
         else if (removal.kind === "sheet") await context.smartsheet.deleteSheet(removal.id);
-        else await context.smartsheet.deleteRows(deps.config.FILING_INDEX_SHEET_ID, [removal.id]);
+        else await context.smartsheet.deleteRows(context.site.filingIndexSheetId, [removal.id]);
     } catch (error) {
         if (!(isSmartsheetError(error) && error.statusCode === 404)) throw error;
     }
@@ -106,7 +106,7 @@ async function findLateWrites(deps: ProvisioningDeps, context: StepContext, row:
         }
     }
     if (row.registered && row.registerRowId) {
-        const index = await smartsheet.getSheet(deps.config.FILING_INDEX_SHEET_ID);
+        const index = await smartsheet.getSheet(context.site.filingIndexSheetId);
         const codeColumn = columnIdsByTitle(index, { code: FilingIndexColumns.productCode }).ids.code;
         for (const candidate of index.rows) {
             const code = cellText(candidate.cells.find((cell) => cell.columnId === codeColumn)?.value);

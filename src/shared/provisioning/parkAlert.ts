@@ -11,7 +11,7 @@ import type { ProvisioningDeps } from "./ProvisioningDeps";
  * reaper tries again. Returns whether ops was reached. `line` is the transition line to log.
  */
 export async function tellOpsOfParking(
-    deps: Pick<ProvisioningDeps, "alerts" | "log" | "jobs">,
+    deps: Pick<ProvisioningDeps, "alerts" | "log" | "jobs" | "sites">,
     key: JobKey,
     line: string,
 ): Promise<boolean> {
@@ -22,6 +22,8 @@ export async function tellOpsOfParking(
     let failure: string | undefined;
     try {
         await deps.alerts?.send({
+            event: "job.parked",
+            site: deps.sites.ofIntakeSheet(key.pk)?.name,
             jobKey: formatJobKey(key),
             productCode: row.productCode,
             productName: row.productName,

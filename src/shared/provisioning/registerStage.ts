@@ -28,7 +28,7 @@ export function registerDocumentRegister(deps: ProvisioningDeps, input: StepInpu
         const register = row.copies[REGISTER_TEMPLATE];
         if (!register) throw new NeedsPersonError(`The template has no "${REGISTER_TEMPLATE}" sheet to register.`);
         if (!row.folderId) throw new Error("The product folder is not recorded yet; the copy stage has to finish first.");
-        const indexSheetId = deps.config.FILING_INDEX_SHEET_ID;
+        const indexSheetId = context.site.filingIndexSheetId;
 
         const index = await smartsheet.getSheet(indexSheetId);
         const column = columnsOf(index);

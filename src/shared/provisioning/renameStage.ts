@@ -44,7 +44,7 @@ export function remapReferences(deps: ProvisioningDeps, input: StepInput): Promi
         const { row, smartsheet } = context;
         if (row.templates.every((template) => row.remapped.includes(template))) return;
         const job = formatJobKey(input.jobKey);
-        const listing = await listTemplateSheets(smartsheet, deps.config.TEMPLATE_FOLDER_ID);
+        const listing = await listTemplateSheets(smartsheet, context.site.templateFolderId);
         const version = blueprintVersion(listing);
         if (version === row.blueprintVersion) {
             const problems = await remapFromBlueprint(deps, context, listing);
@@ -99,7 +99,7 @@ async function remapFromBlueprint(deps: ProvisioningDeps, context: StepContext, 
  */
 async function remapFromCopies(deps: ProvisioningDeps, context: StepContext, listing: readonly FolderChild[]): Promise<void> {
     const { row, smartsheet } = context;
-    const template = await analyseTemplate(deps, smartsheet, deps.config.TEMPLATE_FOLDER_ID, listing);
+    const template = await analyseTemplate(deps, smartsheet, context.site.templateFolderId, listing);
     const copies = new Map<string, SheetRead>();
     for (const name of row.templates) copies.set(name, await readSheetForAnalysis(smartsheet, copyOf(row, name)));
 

@@ -5,6 +5,7 @@ import { JobStateConflictError } from "../jobs/JobStore";
 import { NameDoesNotFitError } from "../naming/productNames";
 import { isSmartsheetError } from "../smartsheet/errors";
 import type { SmartsheetPort } from "../smartsheet/SmartsheetPort";
+import type { Site } from "../sites/Sites";
 import type { Blueprint } from "./Blueprint";
 import { loadBlueprint } from "./blueprintSource";
 import { NeedsPersonError, SupersededError } from "./errors";
@@ -14,7 +15,12 @@ import type { ProvisioningDeps } from "./ProvisioningDeps";
 export interface StepContext {
     /** The row as of the step's start (after its progress touch). */
     readonly row: JobRow;
-    /** Counts only this step's calls; they are added to the row when the step ends. */
+    /**
+     * The job's site, found from its key. Asking for it throws a permanent `NoSiteError` when the
+     * job's intake sheet belongs to no configured site, so a step that needs no site still runs.
+     */
+    readonly site: Site;
+    /** The site's client, counting only this step's calls; they are added to the row when the step ends. */
     readonly smartsheet: SmartsheetPort;
     /** Unique to this execution of the activity: activities run at least once, maybe twice at a time. */
     readonly runId: string;
@@ -43,7 +49,10 @@ export async function runStep(
 ): Promise<StepOutcome> {
     const key = input.jobKey;
     const from = options.from ?? JobLife.work.from;
-    const smartsheet = deps.smartsheet.withOwnTally((message) => deps.log.warn(`job ${formatJobKey(key)}: ${message}`));
+    let site: Site | undefined;
+    let tallied: SmartsheetPort | undefined;
+    const siteOfJob = () => (site ??= deps.sites.ofJob(key));
+    const smartsheetOfJob = () => (tallied ??= siteOfJob().smartsheet.withOwnTally((message) => deps.log.warn(`job ${formatJobKey(key)}: ${message}`)));
     const fenced = (change: (row: JobRow) => JobRowInput | undefined) => (row: JobRow) => {
         if (row.instanceId !== input.instanceId) {
             throw new SupersededError(`Job ${formatJobKey(key)} is owned by ${row.instanceId ?? "no instance"} now.`);
@@ -66,18 +75,23 @@ export async function runStep(
 
     const context: StepContext = {
         row: started,
-        smartsheet,
+        get site() {
+            return siteOfJob();
+        },
+        get smartsheet() {
+            return smartsheetOfJob();
+        },
         runId: deps.newRunId(),
         update: (change) => update(change),
-        blueprint: (row) => loadBlueprint(deps, smartsheet, row),
+        blueprint: (row) => loadBlueprint(deps, siteOfJob(), smartsheetOfJob(), row),
     };
     try {
         const result = await body(context);
-        const finished = await recordCalls(update, deps, smartsheet, from);
+        const finished = await recordCalls(update, deps, tallied, from);
         return { outcome: "done", job: viewOf(finished), missing: result?.missing, waitUntil: result?.waitUntil };
     } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
-        const finished = await recordCalls(update, deps, smartsheet, from, message).catch(() => undefined);
+        const finished = await recordCalls(update, deps, tallied, from, message).catch(() => undefined);
         if (error instanceof SupersededError || error instanceof JobStateConflictError) {
             return { outcome: "superseded", reason: message };
         }
@@ -92,11 +106,11 @@ export async function runStep(
 async function recordCalls(
     update: (change: (row: JobRow) => JobRowInput | undefined, allowed?: readonly JobState[]) => Promise<JobRow>,
     deps: ProvisioningDeps,
-    smartsheet: SmartsheetPort,
+    smartsheet: SmartsheetPort | undefined,
     from: readonly JobState[],
     lastError?: string,
 ): Promise<JobRow> {
-    const spent = smartsheet.calls();
+    const spent = smartsheet?.calls() ?? { total: 0, byOperation: {} };
     return update(
         (row) => {
             const byOperation = { ...row.callsByOperation };

@@ -1,10 +1,17 @@
 import { formatJobKey, JobState, parseJobKey, type JobRow } from "../jobs/JobRow";
-import { InvalidJobRowError, type JobStore, type StoredJob } from "../jobs/JobStore";
+import { InvalidJobRowError, type InvalidJob, type JobStore, type StoredJob } from "../jobs/JobStore";
 import type { Orchestrations } from "../orchestration/Orchestrations";
+import type { Sites } from "../sites/Sites";
 
 export interface ApiResponse {
     status: number;
     jsonBody: unknown;
+}
+
+/** What the jobs API reads: the Jobs table, and the sites whose intake sheets partition it. */
+export interface JobsApiDeps {
+    jobs: JobStore;
+    sites: Sites;
 }
 
 /** An error answer: `{ error, ...extra }` with the status. */
@@ -12,17 +19,17 @@ export function problem(status: number, message: string, extra: object = {}): Ap
     return { status, jsonBody: { error: message, ...extra } };
 }
 
-export function present(row: JobRow) {
-    return { jobKey: formatJobKey({ pk: row.intakeSheetId, rk: row.intakeRowId }), ...row };
+export function present(row: JobRow, sites: Sites) {
+    return { jobKey: formatJobKey({ pk: row.intakeSheetId, rk: row.intakeRowId }), site: sites.ofIntakeSheet(row.intakeSheetId)?.name, ...row };
 }
 
-/** `GET /api/jobs/{jobKey}`: the job row, and what Durable Functions says of its instance. */
-export async function getJob(jobs: JobStore, orchestrations: Orchestrations, jobKeyText: string): Promise<ApiResponse> {
+/** `GET /api/jobs/{jobKey}`: the job row, its site, and what Durable Functions says of its instance. */
+export async function getJob(deps: JobsApiDeps, orchestrations: Orchestrations, jobKeyText: string): Promise<ApiResponse> {
     const key = parseJobKey(jobKeyText);
     if (!key) return problem(400, `"${jobKeyText}" is not a job key; expected <intakeSheetId>-<intakeRowId>, e.g. 4583173393803140-1042.`);
     let stored: StoredJob | undefined;
     try {
-        stored = await jobs.get(key);
+        stored = await deps.jobs.get(key);
     } catch (error) {
         if (error instanceof InvalidJobRowError) return problem(422, error.message, { jobKey: formatJobKey(key) });
         throw error;
@@ -32,7 +39,7 @@ export async function getJob(jobs: JobStore, orchestrations: Orchestrations, job
     return {
         status: 200,
         jsonBody: {
-            ...present(stored.row),
+            ...present(stored.row, deps.sites),
             orchestration: instance
                 ? { instanceId: stored.row.instanceId, runtimeStatus: instance.runtimeStatus, customStatus: instance.customStatus }
                 : null,
@@ -40,15 +47,30 @@ export async function getJob(jobs: JobStore, orchestrations: Orchestrations, job
     };
 }
 
-/** `GET /api/jobs?state=`: active jobs by default; any state on request. Jobs whose rows do not parse are named in `invalid`. */
-export async function listJobs(jobs: JobStore, intakeSheetId: number, stateText: string | null): Promise<ApiResponse> {
-    const pk = String(intakeSheetId);
-    if (stateText === null || stateText === "") {
-        const active = await jobs.listActive(pk);
-        return { status: 200, jsonBody: { state: "active", jobs: active.found.map((job) => present(job.row)), invalid: active.invalid } };
+/**
+ * `GET /api/jobs?state=&site=`: active jobs by default, any state on request, of every site or
+ * of the one named. Jobs whose rows do not parse are named in `invalid`.
+ */
+export async function listJobs(deps: JobsApiDeps, query: { state: string | null; site?: string | null }): Promise<ApiResponse> {
+    const stateText = query.state ?? "";
+    let state: JobState | undefined;
+    if (stateText !== "") {
+        const parsed = JobState.safeParse(stateText);
+        if (!parsed.success) return problem(400, `Unknown state "${stateText}"; use one of ${JobState.options.join(", ")}.`);
+        state = parsed.data;
     }
-    const state = JobState.safeParse(stateText);
-    if (!state.success) return problem(400, `Unknown state "${stateText}"; use one of ${JobState.options.join(", ")}.`);
-    const listing = await jobs.listByState(pk, state.data);
-    return { status: 200, jsonBody: { state: state.data, jobs: listing.found.map((job) => present(job.row)), invalid: listing.invalid } };
+    const siteName = query.site ?? "";
+    const site = siteName === "" ? undefined : deps.sites.named(siteName);
+    if (siteName !== "" && !site) {
+        return problem(400, `Unknown site "${siteName}"; use one of ${deps.sites.all().map((known) => known.name).join(", ")}.`);
+    }
+    const jobs: ReturnType<typeof present>[] = [];
+    const invalid: InvalidJob[] = [];
+    for (const { intakeSheetId } of site ? [site] : deps.sites.all()) {
+        const pk = String(intakeSheetId);
+        const listing = state ? await deps.jobs.listByState(pk, state) : await deps.jobs.listActive(pk);
+        jobs.push(...listing.found.map((job) => present(job.row, deps.sites)));
+        invalid.push(...listing.invalid);
+    }
+    return { status: 200, jsonBody: { state: state ?? "active", ...(site ? { site: site.name } : {}), jobs, invalid } };
 }

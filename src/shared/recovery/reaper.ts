@@ -1,12 +1,23 @@
 import { IntakeStatus, writeIntakeStatus } from "../intakeRow/intakeStatus";
 import { currentInstanceId, formatJobKey, keyOf, OPEN_STATES, type JobRow } from "../jobs/JobRow";
-import { JobConcurrencyError, JobStateConflictError, readOrReport, reportInvalidJobs, type InvalidJob, type StoredJob } from "../jobs/JobStore";
+import {
+    JobConcurrencyError,
+    JobStateConflictError,
+    readOrReport,
+    reportInvalidJobs,
+    type IndexEntry,
+    type InvalidJob,
+    type Listing,
+    type StoredJob,
+} from "../jobs/JobStore";
 import { JobLife, transitionLine } from "../jobs/jobLife";
 import { instanceIdFor } from "../jobs/instanceIds";
 import { LIVE_STATUSES, type OrchestrationState } from "../orchestration/Orchestrations";
 import { startAttempt } from "../orchestration/startAttempt";
 import { tellOpsOfParking } from "../provisioning/parkAlert";
-import { reconcileJobs, type RecoveryDeps } from "./reconcile";
+import { forEachSite, type SiteFailure } from "../sites/eachSite";
+import type { Site } from "../sites/Sites";
+import { failedSitesText, reconcileSite, type RecoveryDeps } from "./reconcile";
 
 export interface ReaperReport {
     active: number;
@@ -18,6 +29,8 @@ export interface ReaperReport {
     invalid: InvalidJob[];
     /** Entities this run read from the Jobs table: its cost, which must not grow with finished jobs. */
     entitiesRead: number;
+    /** Sites the reaper could not look after this run (each logged and alerted). */
+    failed: SiteFailure[];
 }
 
 /** How many windows a job may wait in a backlog before it is taken over anyway (its work item may be lost). */
@@ -37,18 +50,51 @@ interface Clock {
  * whose work is not merely waiting in a queue behind others (see `waitsInBacklog`). It
  * finishes them, never restarts them: a recovery instance continues from the row, adopting what
  * exists. After `MAX_RECOVERIES` it parks the job and tells ops and the customer instead, and
- * it tells ops again of every parked job whose alert has not gone through yet.
+ * it tells ops again of every parked job whose alert has not gone through yet. It goes site by
+ * site: a site that fails is logged and alerted, and stops no other.
  */
 export async function reap(sharedDeps: RecoveryDeps): Promise<ReaperReport> {
     const deps = { ...sharedDeps, jobs: sharedDeps.jobs.withOwnCount() };
-    const pk = String(deps.config.INTAKE_SHEET_ID);
-    const index = await deps.jobs.listActiveIndex(pk);
-    const reconciled = await reconcileJobs(deps, "reaper", index);
-    const transitions = [...reconciled.transitions];
     const now = deps.now().getTime();
     const windowMs = deps.config.STALE_AFTER_MINUTES * 60_000;
-    const pipelineMoving = index.found.some((entry) => OPEN_STATES.includes(entry.state) && now - Date.parse(entry.lastProgressAt) <= windowMs);
+    // Every site's jobs share the task hub: whether the pipeline moves is asked of all of them.
+    const listed = await forEachSite(deps, "reaper", async (site) => ({ site, index: await deps.jobs.listActiveIndex(String(site.intakeSheetId)) }));
+    const pipelineMoving = listed.results.some(({ index }) =>
+        index.found.some((entry) => OPEN_STATES.includes(entry.state) && now - Date.parse(entry.lastProgressAt) <= windowMs),
+    );
     const clock: Clock = { now, windowMs, pipelineMoving };
+    const indexes = new Map(listed.results.map(({ site, index }) => [site.name, index]));
+    const reaped = await forEachSite(
+        deps,
+        "reaper",
+        (site) => reapSite(deps, site, indexes.get(site.name)!, clock),
+        listed.results.map(({ site }) => site),
+    );
+    const reports = reaped.results;
+    const failed = [...listed.failed, ...reaped.failed];
+    const report: ReaperReport = {
+        active: reports.reduce((sum, one) => sum + one.active, 0),
+        stale: reports.reduce((sum, one) => sum + one.stale, 0),
+        backlogged: reports.reduce((sum, one) => sum + one.backlogged, 0),
+        transitions: reports.flatMap((one) => one.transitions),
+        invalid: reports.flatMap((one) => one.invalid),
+        failed,
+        entitiesRead: deps.jobs.entitiesRead,
+    };
+    deps.log.info(
+        `reaper: ${report.active} active jobs, ${report.stale} without progress for ${deps.config.STALE_AFTER_MINUTES} min, ` +
+            `${report.backlogged} waiting in a backlog, ${report.transitions.length} transitions, ${report.invalid.length} invalid skipped, ` +
+            `${report.entitiesRead} Jobs-table entities read` +
+            failedSitesText(failed),
+    );
+    return report;
+}
+
+/** One site's jobs: reconcile, then take over (or park) the stale ones and alert the unalerted parked ones. */
+async function reapSite(deps: RecoveryDeps, site: Site, index: Listing<IndexEntry>, clock: Clock): Promise<Omit<ReaperReport, "failed" | "entitiesRead">> {
+    const pk = String(site.intakeSheetId);
+    const reconciled = await reconcileSite(deps, site, "reaper", index);
+    const transitions = [...reconciled.transitions];
     const isStale = (job: Pick<JobRow, "state" | "lastProgressAt" | "quietUntil">) =>
         OPEN_STATES.includes(job.state) && clock.now - quietSince(job) > clock.windowMs;
     // The index says which rows may be stale; parked ones are read too, for the manual path
@@ -76,17 +122,12 @@ export async function reap(sharedDeps: RecoveryDeps): Promise<ReaperReport> {
             backlogged += 1;
             continue;
         }
-        const line = await takeOver(deps, stored, status);
+        const line = await takeOver(deps, site, stored, status);
         if (line) transitions.push(line);
     }
     reportInvalidJobs(deps.log, invalid, "reaper");
     invalid.push(...reconciled.invalid);
-    deps.log.info(
-        `reaper: ${reconciled.checked} active jobs, ${stale} without progress for ${deps.config.STALE_AFTER_MINUTES} min, ` +
-            `${backlogged} waiting in a backlog, ${transitions.length} transitions, ${invalid.length} invalid skipped, ` +
-            `${deps.jobs.entitiesRead} Jobs-table entities read`,
-    );
-    return { active: reconciled.checked, stale, backlogged, transitions, invalid, entitiesRead: deps.jobs.entitiesRead };
+    return { active: reconciled.checked, stale, backlogged, transitions, invalid };
 }
 
 /** A job is quiet on purpose until `quietUntil` (its orchestration waits on a durable timer). */
@@ -109,7 +150,7 @@ function waitsInBacklog(row: JobRow, status: OrchestrationState | undefined, clo
     return status?.runtimeStatus === "Pending" || status?.runtimeStatus === "Running";
 }
 
-async function takeOver(deps: RecoveryDeps, stored: StoredJob, status: OrchestrationState | undefined): Promise<string | undefined> {
+async function takeOver(deps: RecoveryDeps, site: Site, stored: StoredJob, status: OrchestrationState | undefined): Promise<string | undefined> {
     const row = stored.row;
     const key = keyOf(row);
     const oldInstanceId = currentInstanceId(row);
@@ -147,7 +188,7 @@ async function takeOver(deps: RecoveryDeps, stored: StoredJob, status: Orchestra
         line = transitionLine(key, row.state, "parked", reason);
         // Ops first: the intake row may be the very thing that is broken.
         await tellOpsOfParking(deps, key, line);
-        const spent = deps.smartsheet.withOwnTally();
+        const spent = site.smartsheet.withOwnTally();
         try {
             const latest = await deps.jobs.require(key);
             const columns = await writeIntakeStatus(spent, latest.row, IntakeStatus.stalled(reason));

@@ -11,12 +11,15 @@ import {
 import { JobLife, transitionLine } from "../jobs/jobLife";
 import type { OrchestrationState, Orchestrations } from "../orchestration/Orchestrations";
 import type { ProvisioningDeps } from "../provisioning/ProvisioningDeps";
+import { forEachSite, type SiteFailure } from "../sites/eachSite";
+import type { Site } from "../sites/Sites";
 
 export interface RecoveryDeps extends ProvisioningDeps {
     orchestrations: Orchestrations;
 }
 
-export interface ReconcileReport {
+/** One site's reconciliation, as the reaper uses it. */
+export interface SiteReconcileReport {
     checked: number;
     transitions: string[];
     /** Row keys of the jobs this run moved to done. */
@@ -27,6 +30,15 @@ export interface ReconcileReport {
     invalid: InvalidJob[];
 }
 
+/** Every site's reconciliation. */
+export interface ReconcileReport {
+    checked: number;
+    transitions: string[];
+    invalid: InvalidJob[];
+    /** Sites that could not be reconciled (each logged and alerted). */
+    failed: SiteFailure[];
+}
+
 /** The orchestration finished the job: it completed and said so in its output. */
 function finishedTheJob(status: OrchestrationState | undefined): boolean {
     const output = status?.output as { result?: unknown } | null | undefined;
@@ -35,12 +47,33 @@ function finishedTheJob(status: OrchestrationState | undefined): boolean {
 
 /**
  * Writes the terminal states that job rows missed (an orchestration completed, its row still
- * says running: a lost write, a deploy, an outage). It reads the active index, asks Durable
- * Functions about each instance, and reads a job's row only to write it. Each transition is a
- * conditional write and is logged; nothing is ever resubmitted from here.
+ * says running: a lost write, a deploy, an outage), site by site; a site that fails stops no
+ * other. Each transition is a conditional write and is logged; nothing is ever resubmitted.
  */
-export async function reconcileJobs(deps: RecoveryDeps, occasion: string, index?: Listing<IndexEntry>): Promise<ReconcileReport> {
-    const pk = String(deps.config.INTAKE_SHEET_ID);
+export async function reconcileJobs(deps: RecoveryDeps, occasion: string): Promise<ReconcileReport> {
+    const run = await forEachSite(deps, `reconciliation (${occasion})`, (site) => reconcileSite(deps, site, occasion));
+    const checked = run.results.reduce((sum, report) => sum + report.checked, 0);
+    const transitions = run.results.flatMap((report) => report.transitions);
+    const invalid = run.results.flatMap((report) => report.invalid);
+    deps.log.info(
+        `reconcile (${occasion}): ${checked} active jobs checked, ${transitions.length} transitions, ${invalid.length} invalid skipped` +
+            failedSitesText(run.failed),
+    );
+    return { checked, transitions, invalid, failed: run.failed };
+}
+
+/** `; 1 site failed (globex)`, or nothing when every site ran. */
+export function failedSitesText(failed: readonly SiteFailure[]): string {
+    if (failed.length === 0) return "";
+    return `; ${failed.length} site${failed.length === 1 ? "" : "s"} failed (${failed.map((failure) => failure.site).join(", ")})`;
+}
+
+/**
+ * One site's reconciliation: reads its active index (or takes the one the reaper read), asks
+ * Durable Functions about each instance, and reads a job's row only to write it.
+ */
+export async function reconcileSite(deps: RecoveryDeps, site: Site, occasion: string, index?: Listing<IndexEntry>): Promise<SiteReconcileReport> {
+    const pk = String(site.intakeSheetId);
     const entries = index ?? (await deps.jobs.listActiveIndex(pk));
     const transitions: string[] = [];
     const finished = new Set<string>();
@@ -68,7 +101,5 @@ export async function reconcileJobs(deps: RecoveryDeps, occasion: string, index?
         finished.add(entry.jobRowKey);
     }
     reportInvalidJobs(deps.log, invalid, `reconciliation (${occasion})`);
-    const checked = entries.found.length + entries.invalid.length;
-    deps.log.info(`reconcile (${occasion}): ${checked} active jobs checked, ${transitions.length} transitions, ${invalid.length} invalid skipped`);
-    return { checked, transitions, finished, statuses, invalid };
+    return { checked: entries.found.length + entries.invalid.length, transitions, finished, statuses, invalid };
 }

@@ -38,8 +38,9 @@ export function unparkBodyTooLarge(): ApiResponse {
 export async function unparkJob(deps: RecoveryDeps, jobKeyText: string, bodyText: string): Promise<ApiResponse> {
     const key = parseJobKey(jobKeyText);
     if (!key) return problem(400, `"${logLine(jobKeyText.slice(0, 100))}" is not a job key; expected <intakeSheetId>-<intakeRowId>.`);
-    if (key.pk !== String(deps.config.INTAKE_SHEET_ID)) {
-        return problem(404, `There is no job ${jobKeyText} on this app's intake sheet (${deps.config.INTAKE_SHEET_ID}).`);
+    if (!deps.sites.ofIntakeSheet(key.pk)) {
+        const sheets = deps.sites.all().map((site) => `${site.name}: ${site.intakeSheetId}`);
+        return problem(404, `There is no job ${jobKeyText} on this app's intake sheets (${sheets.join(", ")}).`);
     }
     if (Buffer.byteLength(bodyText, "utf8") > MAX_UNPARK_BODY_BYTES) return unparkBodyTooLarge();
     let body: unknown = {};
