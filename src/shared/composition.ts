@@ -12,6 +12,7 @@ import { provisionMessage } from "./jobs/ProvisionMessage";
 import type { StarterDeps } from "./orchestration/startJob";
 import { orchestrationsOver } from "./orchestration/Orchestrations";
 import { BlueprintStore } from "./provisioning/BlueprintStore";
+import { SharedListings } from "./provisioning/SharedListings";
 import type { Logger } from "./logger";
 import type { ProvisioningDeps } from "./provisioning/ProvisioningDeps";
 import type { RecoveryDeps } from "./recovery/reconcile";
@@ -30,6 +31,7 @@ interface Shared {
     blueprints: BlueprintStore;
     cursors: IntakeCursorStore;
     sites: Sites;
+    listings: SharedListings;
     alerts?: AlertChannel;
     queue: QueueClient;
     poisonQueue: QueueClient;
@@ -68,6 +70,7 @@ function build(config: Config): Shared {
         blueprints: new BlueprintStore(table),
         cursors: new IntakeCursorStore(table),
         sites: sitesFrom(config.sites, clientFor),
+        listings: new SharedListings(() => Date.now()),
         alerts: config.ALERT_WEBHOOK_URL ? new WebhookAlertChannel(config.ALERT_WEBHOOK_URL) : undefined,
         queue,
         poisonQueue,
@@ -125,13 +128,14 @@ export function loggerFor(context: InvocationContext): Logger {
 
 export async function provisioningDeps(context: InvocationContext): Promise<ProvisioningDeps> {
     await ensureStorage();
-    const { config, jobs, blueprints, sites, alerts } = shared!;
+    const { config, jobs, blueprints, sites, listings, alerts } = shared!;
     return {
         config,
         sites,
         jobs,
         blueprints,
         alerts,
+        listings,
         log: loggerFor(context),
         now: () => new Date(),
         sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),

@@ -8,6 +8,7 @@ import type { JobKey } from "../../src/shared/jobs/JobRow";
 import { JobStore } from "../../src/shared/jobs/JobStore";
 import type { OrchestrationState, Orchestrations } from "../../src/shared/orchestration/Orchestrations";
 import { BlueprintStore } from "../../src/shared/provisioning/BlueprintStore";
+import { SharedListings } from "../../src/shared/provisioning/SharedListings";
 import type { Logger } from "../../src/shared/logger";
 import type { ProvisioningDeps } from "../../src/shared/provisioning/ProvisioningDeps";
 import { SdkSmartsheet } from "../../src/shared/smartsheet/SdkSmartsheet";
@@ -109,7 +110,7 @@ export function useProvisioningHarness(options: { simulator?: SimulatorOptions; 
                 instances.set(id, { runtimeStatus: "Terminated" });
             },
         };
-        const sites = sitesFrom(config.sites, (accessToken) => new SdkSmartsheet({ accessToken, baseUrl: sim!.baseUrl, callTimeoutMs: 2_000 }));
+        const sites = sitesFrom(config.sites, (accessToken) => new SdkSmartsheet({ accessToken, baseUrl: sim!.baseUrl, callTimeoutMs: 2_000, requestsPerMinute: config.SMARTSHEET_REQUESTS_PER_MINUTE }));
         const site = sites.all()[0]!;
         const provisioning: ProvisioningDeps = {
             config,
@@ -120,6 +121,7 @@ export function useProvisioningHarness(options: { simulator?: SimulatorOptions; 
             now: () => new Date(),
             sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
             newRunId: () => randomUUID(),
+            listings: new SharedListings(() => Date.now()),
             timing: { settleMs: 20, claimTtlMs: 3_000, claimPollMs: 20, lateWriteHorizonMs: 3_000, clockSkewMs: 1_000 },
         };
         harness = {

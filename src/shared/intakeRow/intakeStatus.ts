@@ -56,3 +56,26 @@ export async function writeIntakeStatus(
     await smartsheet.updateRows(Number(pk), [{ id: Number(rk), cells }]);
     return { intakeStatusColumnId: statusColumnId, intakeFolderColumnId: folderColumnId };
 }
+
+/**
+ * Whether the job's intake row already shows `status` (and `folderLink`, when one is written with
+ * it): one read of that row. The column ids come back too, for the caller to record.
+ */
+export async function intakeRowShows(
+    smartsheet: SmartsheetPort,
+    row: JobRow,
+    status: string,
+    folderLink?: string,
+): Promise<{ shows: boolean; intakeStatusColumnId?: number; intakeFolderColumnId?: number }> {
+    const { pk, rk } = keyOf(row);
+    const sheet = await smartsheet.getSheet(Number(pk), { rowIds: [Number(rk)] });
+    const { ids } = columnIdsByTitle(sheet, { status: IntakeColumns.status, folder: IntakeColumns.folder });
+    const intakeRow = sheet.rows.find((candidate) => candidate.id === Number(rk));
+    const text = (columnId: number | undefined) => String(intakeRow?.cells.find((cell) => cell.columnId === columnId)?.value ?? "");
+    const shows =
+        intakeRow !== undefined &&
+        ids.status !== undefined &&
+        text(ids.status) === status &&
+        (!folderLink || !ids.folder || text(ids.folder) === folderLink);
+    return { shows, intakeStatusColumnId: ids.status, intakeFolderColumnId: ids.folder };
+}

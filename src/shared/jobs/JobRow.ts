@@ -49,14 +49,22 @@ export const Claim = z.object({
     by: z.string(),
     /** The write is in flight. False once its run gave up without knowing whether it happened. */
     writing: z.boolean().default(true),
+    /**
+     * What the write leaves behind if it lands late, for the final audit to look through: `nothing`
+     * for a write that only sets a value. Absent on claims made before it was recorded: all of them.
+     */
+    leaves: z.union([z.enum(["folder", "sheet", "filingRow"]), z.literal("nothing")]).optional(),
 });
 export type Claim = z.infer<typeof Claim>;
 
 export const RemovedDuplicate = z.object({ sheetId: Id, name: z.string(), removedAt: Timestamp });
 
 /** Something the final audit removed: made by a write that landed late, and recorded nowhere on the row. */
+export const LateWriteKind = z.enum(["folder", "sheet", "filingRow"]);
+export type LateWriteKind = z.infer<typeof LateWriteKind>;
+
 export const LateWriteRemoval = z.object({
-    kind: z.enum(["folder", "sheet", "filingRow"]),
+    kind: LateWriteKind,
     id: Id,
     name: z.string(),
     removedAt: Timestamp,
@@ -95,10 +103,12 @@ export const JobRow = z.object({
     claims: json(z.record(z.string(), Claim)).default({}),
     /** Template sheet names whose copies no longer reference template sheets. */
     remapped: json(z.array(z.string())).default([]),
+    /** Copies not read whole by the remap whose references to the product's sheets are all made. */
+    referencesMadeIn: json(z.array(z.string())).default([]),
     /** Template sheet name → summary field title → the field's id in the product's copy. */
     summaryFieldIds: json(z.record(z.string(), z.record(z.string(), Id))).default({}),
     summaryStamped: z.boolean().default(false),
-    /** Copies whose `Product Code` field the remap stamped in the same request as their summary formulas. */
+    /** Copies whose `Product Code` field is stamped: by the remap, in the same request as their summary formulas, or on its own. */
     codeStampedOn: json(z.array(z.string())).default([]),
     registered: z.boolean().default(false),
     registerRowId: Id.optional(),
@@ -117,6 +127,11 @@ export const JobRow = z.object({
      * until this instant: the final audit waits for it before the job may be done.
      */
     lateWritesUntil: Timestamp.optional(),
+    /**
+     * What those late writes may have made, for the final audit to look through. Absent while
+     * `lateWritesUntil` is set (a row from before it was recorded): everything.
+     */
+    lateWriteKinds: json(z.array(LateWriteKind)).optional(),
     /** When this job first claimed a write: nothing Smartsheet made before it can be this job's. */
     firstClaimAt: Timestamp.optional(),
     /** What the final audit removed because a late write made it (never anything recorded here). */

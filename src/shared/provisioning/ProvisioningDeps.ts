@@ -4,6 +4,7 @@ import type { JobStore } from "../jobs/JobStore";
 import type { Logger } from "../logger";
 import type { Sites } from "../sites/Sites";
 import type { BlueprintStore } from "./BlueprintStore";
+import type { SharedListings } from "./SharedListings";
 
 /** Everything the provisioning steps touch, injected (composition.ts builds the real one). */
 export interface ProvisioningDeps {
@@ -17,6 +18,8 @@ export interface ProvisioningDeps {
     alerts?: AlertChannel;
     now(): Date;
     sleep(ms: number): Promise<void>;
+    /** Folder listings the looks of this process's steps share (one per process). */
+    listings: SharedListings;
     /** A fresh id for each execution of an activity. */
     newRunId(): string;
     timing: {

@@ -7,7 +7,7 @@ import type { CopyInput, StepInput, StepOutcome } from "./contracts";
 import { NeedsPersonError } from "./errors";
 import type { ProvisioningDeps } from "./ProvisioningDeps";
 import { runStep } from "./runStep";
-import { underClaim } from "./underClaim";
+import { claimIsLive, foldUnsettled, underClaim } from "./underClaim";
 
 /** Everything of a template sheet a product needs: its data and its cross-sheet references. */
 const COPY_INCLUDE: CopyInclude[] = ["data", "cellLinks", "filters", "forms", "rules"];
@@ -32,6 +32,7 @@ export function ensureProductFolder(deps: ProvisioningDeps, input: StepInput): P
             const productsFolderId = context.site.productsFolderId;
             const folder = await underClaim(deps, context, {
                 key: "lineFolder",
+                leaves: "folder",
                 recorded: (row) => row.lineFolderId,
                 alwaysLook: true,
                 look: async () =>
@@ -46,6 +47,7 @@ export function ensureProductFolder(deps: ProvisioningDeps, input: StepInput): P
         const lineId = lineFolderId;
         await underClaim<{ id: number; permalink?: string }>(deps, context, {
             key: "folder",
+            leaves: "folder",
             recorded: (row) => (row.folderId ? { id: row.folderId, permalink: row.folderLink } : undefined),
             // A folder of that name may be there from before this job (made by hand, say): adopt it.
             alwaysLook: true,
@@ -83,17 +85,23 @@ export function copyTemplateSheet(deps: ProvisioningDeps, input: CopyInput): Pro
         const name = namesOf(row).sheets[template];
         if (!name) throw new NeedsPersonError(`"${template}" is not one of this job's template sheets.`);
 
+        const names = namesOf(row).sheets;
+        const copyNamed = (sheets: FolderChild[], of: string): SheetCopy | undefined => {
+            const templateSheetId = blueprint.sheets.find((sheet) => sheet.name === of)?.templateSheetId;
+            const found = oldest(sheets.filter((child) => child.name === names[of]));
+            return found && templateSheetId ? { templateSheetId, sheetId: found.id, name: found.name, permalink: found.permalink } : undefined;
+        };
+        // What a look found: recorded for every template at once, so the other copies' re-runs need not list the folder again.
+        let looked: FolderChild[] = [];
         await underClaim<SheetCopy>(deps, context, {
             key: `copy:${template}`,
+            leaves: "sheet",
             recorded: (latest) => latest.copies[template],
             alwaysLook: row.folderAdopted,
-            look: async () => {
-                const found = oldest(
-                    (await smartsheet.listFolderChildren(folderId, ["sheets"])).filter(
-                        (child) => child.resourceType === "sheet" && child.name === name,
-                    ),
-                );
-                return found ? { templateSheetId: source.templateSheetId, sheetId: found.id, name, permalink: found.permalink } : undefined;
+            look: async (notBefore) => {
+                const children = await deps.listings.list(folderId, "sheets", notBefore, () => smartsheet.listFolderChildren(folderId, ["sheets"]));
+                looked = children.filter((child) => child.resourceType === "sheet");
+                return copyNamed(looked, template);
             },
             write: async () => {
                 const copy = await smartsheet.copySheet(source.templateSheetId, {
@@ -103,9 +111,31 @@ export function copyTemplateSheet(deps: ProvisioningDeps, input: CopyInput): Pro
                 });
                 return { templateSheetId: source.templateSheetId, sheetId: copy.id, name: copy.name, permalink: copy.permalink };
             },
-            record: (latest, copy) => ({ ...latest, copies: { ...latest.copies, [template]: copy } }),
+            record: (latest, copy) => adoptFound({ ...latest, copies: { ...latest.copies, [template]: copy } }, looked, copyNamed),
         });
     });
+
+    /**
+     * The other templates' copies a look found, recorded as this job's unless another run is
+     * writing one now. A claim of a run that is gone is folded into the late-write horizon, as
+     * that copy's own re-run would have done.
+     */
+    function adoptFound(latest: JobRow, sheets: FolderChild[], copyNamed: (sheets: FolderChild[], of: string) => SheetCopy | undefined): JobRow {
+        let next = latest;
+        for (const other of latest.templates) {
+            const key = `copy:${other}`;
+            const claim = next.claims[key];
+            if (next.copies[other] || claimIsLive(deps, claim)) continue;
+            const found = copyNamed(sheets, other);
+            if (!found) continue;
+            next = { ...next, copies: { ...next.copies, [other]: found } };
+            if (claim) {
+                const { [key]: _, ...claims } = next.claims;
+                next = claim.writing ? { ...foldUnsettled(next, claim, deps.timing.lateWriteHorizonMs), claims } : { ...next, claims };
+            }
+        }
+        return next;
+    }
 }
 
 /**

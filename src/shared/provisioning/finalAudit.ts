@@ -1,4 +1,4 @@
-import { formatJobKey, type JobRow, type LateWriteRemoval } from "../jobs/JobRow";
+import { formatJobKey, LateWriteKind, type JobRow, type LateWriteRemoval } from "../jobs/JobRow";
 import { transitionLine } from "../jobs/jobLife";
 import type { FolderChild } from "../smartsheet/model";
 import { namesOf } from "./copyStage";
@@ -26,17 +26,19 @@ export function auditProduct(deps: ProvisioningDeps, input: StepInput): Promise<
     return runStep(deps, input, "auditProduct", async (context) => {
         const { claimTtlMs, lateWriteHorizonMs } = deps.timing;
         const now = deps.now().getTime();
-        // Claims still on the row: a live write is waited for; any other may still land.
+        // Claims still on the row: a live write is waited for; any other may still land. A claim
+        // stays on the row, no longer writing, so the step it belongs to still looks before it writes again.
         const row = await context.update((latest) => {
             let next = latest;
             for (const [key, claim] of Object.entries(latest.claims)) {
-                if (claim.writing && now - Date.parse(claim.claimedAt) < claimTtlMs) continue;
-                const { [key]: _, ...claims } = next.claims;
-                next = { ...foldUnsettled(next, claim, lateWriteHorizonMs), claims };
+                if (!claim.writing || now - Date.parse(claim.claimedAt) < claimTtlMs) continue;
+                next = { ...foldUnsettled(next, claim, lateWriteHorizonMs), claims: { ...next.claims, [key]: { ...claim, writing: false } } };
             }
             return next === latest ? undefined : next;
         });
-        const liveUntil = Object.values(row.claims).map((claim) => Date.parse(claim.claimedAt) + claimTtlMs);
+        const liveUntil = Object.values(row.claims)
+            .filter((claim) => claim.writing)
+            .map((claim) => Date.parse(claim.claimedAt) + claimTtlMs);
         if (row.lateWritesUntil === undefined && liveUntil.length === 0) return;
 
         const until = Math.max(row.lateWritesUntil ? Date.parse(row.lateWritesUntil) : now, ...liveUntil);
@@ -61,7 +63,7 @@ export function auditProduct(deps: ProvisioningDeps, input: StepInput): Promise<
                 transitionLine(input.jobKey, row.state, row.state, `final audit removed a late-landed ${removal.kind} ${removal.id} "${removal.name}"`),
             );
         }
-        await context.update((latest) => ({ ...latest, lateWritesUntil: undefined, quietUntil: undefined }));
+        await context.update((latest) => ({ ...latest, lateWritesUntil: undefined, lateWriteKinds: undefined, quietUntil: undefined }));
         deps.log.info(`job ${formatJobKey(input.jobKey)}: final audit done, ${removals.length} late writes removed`);
     });
 }
@@ -91,21 +93,23 @@ async function findLateWrites(deps: ProvisioningDeps, context: StepContext, row:
     // Smartsheet's times are whole seconds: one more second, or a copy made in the claim's second would look older.
     const since = row.firstClaimAt ? Date.parse(row.firstClaimAt) - deps.timing.clockSkewMs - 1000 : Infinity;
     const ours = (createdAt: string | undefined) => createdAt !== undefined && Date.parse(createdAt) >= since;
+    // Only what the unanswered writes could have made is looked through (a row from before kinds were recorded: all).
+    const mayHaveMade = (kind: LateWriteKind) => (row.lateWriteKinds ?? LateWriteKind.options).includes(kind);
     const unrecorded = (children: FolderChild[], name: string, keep: number | undefined) =>
         children.filter((child) => child.name === name && child.id !== keep && ours(child.createdAt));
 
-    if (row.lineFolderId && row.folderId) {
+    if (mayHaveMade("folder") && row.lineFolderId && row.folderId) {
         const folders = (await smartsheet.listFolderChildren(row.lineFolderId, ["folders"])).filter((child) => child.resourceType === "folder");
         for (const extra of unrecorded(folders, names.folder, row.folderId)) removals.push({ kind: "folder", id: extra.id, name: extra.name });
     }
-    if (row.folderId) {
+    if (mayHaveMade("sheet") && row.folderId) {
         const sheets = (await smartsheet.listFolderChildren(row.folderId, ["sheets"])).filter((child) => child.resourceType === "sheet");
         for (const template of row.templates) {
             const name = names.sheets[template]!;
             for (const extra of unrecorded(sheets, name, row.copies[template]?.sheetId)) removals.push({ kind: "sheet", id: extra.id, name });
         }
     }
-    if (row.registered && row.registerRowId) {
+    if (mayHaveMade("filingRow") && row.registered && row.registerRowId) {
         const index = await smartsheet.getSheet(context.site.filingIndexSheetId);
         const codeColumn = columnIdsByTitle(index, { code: FilingIndexColumns.productCode }).ids.code;
         for (const candidate of index.rows) {

@@ -1,4 +1,4 @@
-import { IntakeStatus, writeIntakeStatus } from "../intakeRow/intakeStatus";
+import { intakeRowShows, IntakeStatus, writeIntakeStatus } from "../intakeRow/intakeStatus";
 import { formatJobKey, keyOf, Stage, type JobRow } from "../jobs/JobRow";
 import { JobLife, transitionLine } from "../jobs/jobLife";
 import type { BeginInput, EnterStageInput, ParkInput, StepInput, StepOutcome } from "./contracts";
@@ -114,8 +114,15 @@ async function recordIntakeStatus(
     try {
         await underClaim(deps, context, {
             key: "intake",
+            leaves: "nothing",
             recorded: (row) => (row.intakeStatus === status || !options.current(row) ? status : undefined),
-            look: async () => undefined,
+            // An earlier run's write may have landed: the row showing the status already is as good as writing it.
+            look: async () => {
+                const seen = await intakeRowShows(context.smartsheet, context.row, status, options.folderLink);
+                if (!seen.shows) return undefined;
+                columns = { intakeStatusColumnId: seen.intakeStatusColumnId!, intakeFolderColumnId: seen.intakeFolderColumnId };
+                return status;
+            },
             write: async () => {
                 columns = await writeIntakeStatus(context.smartsheet, context.row, status, options.folderLink);
                 return status;

@@ -57,6 +57,7 @@ export function registerDocumentRegister(deps: ProvisioningDeps, input: StepInpu
 
         await underClaim(deps, context, {
             key: "register",
+            leaves: "filingRow",
             recorded: (latest) => (latest.registered ? latest.registerRowId ?? 0 : undefined),
             look: async () => rowsFor(await smartsheet.getSheet(indexSheetId))[0]?.id,
             write: async () => {

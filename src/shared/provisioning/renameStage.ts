@@ -22,6 +22,7 @@ import { NeedsPersonError } from "./errors";
 import { formulasOf, referenceProblems, rowsLineUp, type ReferenceProblem, type ReferenceTargets } from "./productReferences";
 import type { ProvisioningDeps } from "./ProvisioningDeps";
 import { runStep, type StepContext } from "./runStep";
+import { underClaim } from "./underClaim";
 
 /** Smartsheet's "The resource you tried to create already exists." */
 const ALREADY_EXISTS = 1129;
@@ -196,7 +197,7 @@ async function remapAndCheck(deps: ProvisioningDeps, context: StepContext, plan:
     if (problems.length > 0) return problems;
 
     for (const holder of plan.holders) {
-        for (const reference of newReferences.get(holder.name)!) await createReference(deps, smartsheet, copyOf(row, holder.name), reference);
+        await createReferences(deps, context, holder.name, newReferences.get(holder.name)!, plan.sheets.get(holder.name));
         const { codeStamped } = await rewriteFormulas(
             smartsheet,
             copyOf(row, holder.name),
@@ -281,19 +282,32 @@ export function stampSummary(deps: ProvisioningDeps, input: StepInput): Promise<
             if (!copy) throw new Error(`The copy of "${template}" is not recorded; the copy stage has to finish first.`);
             if (row.codeStampedOn.includes(template)) continue;
             if (!withField.has(copy.templateSheetId) && !row.summaryFieldIds[template]?.[PRODUCT_CODE_FIELD]) continue;
-            const fieldId =
-                row.summaryFieldIds[template]?.[PRODUCT_CODE_FIELD] ??
-                (await smartsheet.getSummaryFields(copy.sheetId)).find((field) => field.title === PRODUCT_CODE_FIELD)?.id;
-            if (fieldId) {
-                await smartsheet.updateSummaryFields(copy.sheetId, [{ id: fieldId, objectValue: row.productCode }]);
-            } else {
-                // Titles are unique in a summary: if an earlier attempt added it, this is refused (1193).
-                await smartsheet
-                    .addSummaryFields(copy.sheetId, [{ title: PRODUCT_CODE_FIELD, type: "TEXT_NUMBER", objectValue: row.productCode }])
-                    .catch((error: unknown) => {
-                        if (!(isSmartsheetError(error) && error.errorCode === 1193)) throw error;
-                    });
-            }
+            const codeField = (fields: SummaryField[]) => fields.find((field) => field.title === PRODUCT_CODE_FIELD);
+            await underClaim(deps, context, {
+                key: `stamp:${template}`,
+                // Titles are unique in a summary: a field added twice is refused (1193), never doubled.
+                leaves: "nothing",
+                recorded: (latest) => (latest.codeStampedOn.includes(template) ? template : undefined),
+                // An earlier run's stamp may have landed: the field showing the code already is as good as stamping it.
+                look: async () => {
+                    const field = codeField(await smartsheet.getSummaryFields(copy.sheetId));
+                    return field && String(field.objectValue ?? field.displayValue ?? "") === row.productCode ? template : undefined;
+                },
+                write: async () => {
+                    const fieldId = row.summaryFieldIds[template]?.[PRODUCT_CODE_FIELD] ?? codeField(await smartsheet.getSummaryFields(copy.sheetId))?.id;
+                    if (fieldId) {
+                        await smartsheet.updateSummaryFields(copy.sheetId, [{ id: fieldId, objectValue: row.productCode }]);
+                    } else {
+                        await smartsheet
+                            .addSummaryFields(copy.sheetId, [{ title: PRODUCT_CODE_FIELD, type: "TEXT_NUMBER", objectValue: row.productCode }])
+                            .catch((error: unknown) => {
+                                if (!(isSmartsheetError(error) && error.errorCode === 1193)) throw error;
+                            });
+                    }
+                    return template;
+                },
+                record: (latest) => ({ ...latest, codeStampedOn: [...new Set([...latest.codeStampedOn, template])] }),
+            });
         }
         await context.update((latest: JobRow) => ({ ...latest, summaryStamped: true }));
     });
@@ -321,6 +335,44 @@ function rangeIn(target: Sheet, reference: TemplateReference, holder: string): O
         startRowId: rowId(reference.startRowNumber),
         endRowId: rowId(reference.endRowNumber),
     };
+}
+
+/**
+ * The product's references in one copy, none sent twice. A copy read whole shows the references
+ * an earlier run made. One not read (its formulas are all in its summary) is written under a
+ * claim: a re-run that finds the claim reads the copy's references before it writes.
+ */
+async function createReferences(
+    deps: ProvisioningDeps,
+    context: StepContext,
+    holder: string,
+    wanted: readonly NewCrossSheetReference[],
+    read: Sheet | undefined,
+): Promise<void> {
+    const { smartsheet } = context;
+    const sheetId = copyOf(context.row, holder);
+    let made = new Set((read?.crossSheetReferences ?? []).map((reference) => reference.name));
+    const missing = () => wanted.filter((reference) => !made.has(reference.name));
+    const createMissing = async () => {
+        for (const reference of missing()) await createReference(deps, smartsheet, sheetId, reference);
+    };
+    if (read || missing().length === 0) return createMissing();
+    await underClaim(deps, context, {
+        key: `references:${holder}`,
+        // Reference names are unique per sheet: one landing late makes nothing twice.
+        leaves: "nothing",
+        recorded: (latest) => (latest.referencesMadeIn.includes(holder) ? holder : undefined),
+        look: async () => {
+            const sheet = await smartsheet.getSheet(sheetId, { include: ["crossSheetReferences"] });
+            made = new Set((sheet.crossSheetReferences ?? []).map((reference) => reference.name));
+            return missing().length === 0 ? holder : undefined;
+        },
+        write: async () => {
+            await createMissing();
+            return holder;
+        },
+        record: (latest) => ({ ...latest, referencesMadeIn: [...new Set([...latest.referencesMadeIn, holder])] }),
+    });
 }
 
 /** Reference names are unique per sheet, so re-sending a create is safe: "exists" means done. */
@@ -368,6 +420,7 @@ async function rewriteFormulas(
         }
     }
     if (summary && holder.summaryFormulas.length > 0) {
+        const codeField = summary.find((field) => field.title === PRODUCT_CODE_FIELD && !field.formula);
         const updates: SummaryFieldUpdate[] = [];
         for (const summaryFormula of holder.summaryFormulas) {
             const field = summary.find((candidate) => candidate.title === summaryFormula.title);
@@ -376,11 +429,12 @@ async function rewriteFormulas(
         }
         if (updates.length > 0) {
             // One request per summary: the product code goes with the formulas instead of in a call of its own.
-            const codeField = summary.find((field) => field.title === PRODUCT_CODE_FIELD && !field.formula);
             if (codeField) updates.push({ id: codeField.id, objectValue: productCode });
             await smartsheet.updateSummaryFields(sheetId, updates);
             return { codeStamped: codeField !== undefined };
         }
+        // Nothing left to rewrite: an earlier run's request landed, and the code with it.
+        return { codeStamped: codeField !== undefined && String(codeField.objectValue ?? codeField.displayValue ?? "") === productCode };
     }
     return { codeStamped: false };
 }

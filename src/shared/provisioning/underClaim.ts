@@ -1,4 +1,4 @@
-import type { Claim, JobRow, JobRowInput } from "../jobs/JobRow";
+import { LateWriteKind, type Claim, type JobRow } from "../jobs/JobRow";
 import { AmbiguousWriteError, mayHaveLanded } from "../smartsheet/errors";
 import { ClaimedElsewhereError } from "./errors";
 import type { ProvisioningDeps } from "./ProvisioningDeps";
@@ -9,14 +9,20 @@ export interface ClaimedWrite<T> {
     key: string;
     /** The result if the row already records it (or says there is nothing left to write). */
     recorded(row: JobRow): T | undefined;
-    /** Looks in Smartsheet for what an earlier run may have created (list a folder, read a sheet). */
-    look(): Promise<T | undefined>;
+    /**
+     * Looks in Smartsheet for what an earlier run may have created (list a folder, read a sheet).
+     * What it reads must have been read at or after `notBefore` (ms): by then the earlier write
+     * was answered, or it is a late write the final audit looks for.
+     */
+    look(notBefore: number): Promise<T | undefined>;
+    /** What the write makes that the final audit must look for if it lands late; `nothing` when it only sets a value. */
+    leaves: LateWriteKind | "nothing";
     /** Look even without a claim on the row (the destination may hold things from before the job). */
     alwaysLook?: boolean;
     /** The write itself. */
     write(): Promise<T>;
     /** The row with the result recorded (it sees the claim still on it); `underClaim` removes the claim. */
-    record(row: JobRow, result: T): JobRowInput;
+    record(row: JobRow, result: T): JobRow;
 }
 
 /**
@@ -24,13 +30,28 @@ export interface ClaimedWrite<T> {
  * waits until then before the product may be done, and removes whatever landed unrecorded.
  */
 export function foldUnsettled(row: JobRow, claim: Claim, horizonMs: number): JobRow {
-    return laterLateWrites(row, Date.parse(claim.claimedAt) + horizonMs);
+    return laterLateWrites(row, Date.parse(claim.claimedAt) + horizonMs, claim.leaves);
 }
 
-/** The row asking for the final audit no earlier than `until` (ms): keeps the later of both. */
-function laterLateWrites(row: JobRow, until: number): JobRow {
+/**
+ * The row asking for the final audit no earlier than `until` (ms), keeping the later of both, and
+ * to look for what a write that `leaves` it could have made (everything when that is not known).
+ */
+function laterLateWrites(row: JobRow, until: number, leaves: Claim["leaves"]): JobRow {
     const current = row.lateWritesUntil ? Date.parse(row.lateWritesUntil) : -Infinity;
-    return until > current ? { ...row, lateWritesUntil: new Date(until).toISOString() } : row;
+    const known = row.lateWriteKinds ?? (row.lateWritesUntil ? LateWriteKind.options : []);
+    const added = leaves === undefined ? LateWriteKind.options : leaves === "nothing" ? [] : [leaves];
+    const kinds = LateWriteKind.options.filter((kind) => known.includes(kind) || added.includes(kind));
+    return {
+        ...row,
+        lateWritesUntil: new Date(Math.max(until, current)).toISOString(),
+        lateWriteKinds: kinds,
+    };
+}
+
+/** A run is writing under this claim now (or may be: its time is not up). */
+export function claimIsLive(deps: Pick<ProvisioningDeps, "now" | "timing">, claim: Claim | undefined): boolean {
+    return claim !== undefined && claim.writing && deps.now().getTime() - Date.parse(claim.claimedAt) < deps.timing.claimTtlMs;
 }
 
 /**
@@ -44,28 +65,30 @@ function laterLateWrites(row: JobRow, until: number): JobRow {
  * Recording never replaces another run's recorded result and never removes its live claim.
  */
 export async function underClaim<T>(deps: ProvisioningDeps, context: StepContext, claimed: ClaimedWrite<T>): Promise<T> {
-    const { claimTtlMs, claimPollMs, settleMs, lateWriteHorizonMs } = deps.timing;
-    const live = (claim: Claim | undefined): claim is Claim =>
-        claim !== undefined && claim.writing && deps.now().getTime() - Date.parse(claim.claimedAt) < claimTtlMs;
+    const { claimPollMs, settleMs, lateWriteHorizonMs } = deps.timing;
+    const live = (claim: Claim | undefined): claim is Claim => claim !== undefined && claimIsLive(deps, claim);
     const othersLive = (row: JobRow) => {
         const claim = row.claims[claimed.key];
         return live(claim) && claim.by !== context.runId;
     };
-    /** The claim gone from the row; folded into the horizon unless its own write was answered. */
+    /**
+     * The claim gone from the row; folded into the horizon unless its own write was answered or it
+     * was folded already (a claim no longer writing was, by the run that gave up or the final audit).
+     */
     const withoutClaim = (row: JobRow, settled: boolean): JobRow => {
         const claim = row.claims[claimed.key];
         if (!claim || (claim.by !== context.runId && live(claim))) return row;
         const { [claimed.key]: _, ...claims } = row.claims;
         const answered = settled && claim.by === context.runId;
-        return answered ? { ...row, claims } : { ...foldUnsettled(row, claim, lateWriteHorizonMs), claims };
+        return answered || !claim.writing ? { ...row, claims } : { ...foldUnsettled(row, claim, lateWriteHorizonMs), claims };
     };
     const record = async (result: T, settled: boolean): Promise<T> => {
         const row = await context.update((latest) => {
             const next = withoutClaim(latest, settled);
             const theirs = claimed.recorded(latest);
-            if (theirs === undefined) return { ...claimed.record(latest, result), claims: next.claims, lateWritesUntil: next.lateWritesUntil };
+            if (theirs === undefined) return withoutClaim(claimed.record(latest, result), settled);
             // Another run recorded first: its result stands. Ours, if it differs, is an extra for the final audit.
-            return JSON.stringify(theirs) === JSON.stringify(result) ? next : laterLateWrites(next, deps.now().getTime());
+            return JSON.stringify(theirs) === JSON.stringify(result) ? next : laterLateWrites(next, deps.now().getTime(), claimed.leaves);
         });
         return claimed.recorded(row) ?? result;
     };
@@ -79,8 +102,10 @@ export async function underClaim<T>(deps: ProvisioningDeps, context: StepContext
             row = await context.update(() => undefined);
             continue;
         }
-        if (claimed.alwaysLook || row.claims[claimed.key]) {
-            const found = await claimed.look();
+        const earlier = row.claims[claimed.key];
+        if (claimed.alwaysLook || earlier) {
+            const now = deps.now().getTime();
+            const found = await claimed.look(earlier ? Math.min(now, Date.parse(earlier.claimedAt) + deps.timing.claimTtlMs) : now);
             if (found !== undefined) return record(found, false);
         }
         try {
@@ -92,7 +117,7 @@ export async function underClaim<T>(deps: ProvisioningDeps, context: StepContext
                 return {
                     ...next,
                     firstClaimAt: next.firstClaimAt ?? claimedAt,
-                    claims: { ...next.claims, [claimed.key]: { claimedAt, by: context.runId, writing: true } },
+                    claims: { ...next.claims, [claimed.key]: { claimedAt, by: context.runId, writing: true, leaves: claimed.leaves } },
                 };
             });
         } catch (error) {
@@ -113,7 +138,7 @@ export async function underClaim<T>(deps: ProvisioningDeps, context: StepContext
         if (error instanceof AmbiguousWriteError) {
             deps.log.warn(`${claimed.key}: ${error.message}; looking again in ${settleMs} ms`);
             await deps.sleep(settleMs);
-            const found = await claimed.look();
+            const found = await claimed.look(deps.now().getTime());
             if (found !== undefined) return record(found, false);
         }
         if (mayHaveLanded(error)) {

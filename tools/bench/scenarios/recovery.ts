@@ -74,6 +74,7 @@ export async function recovery(storage: string): Promise<Measured> {
             recoverySecondsByPoint: results.map((point) => Math.round(point.queuedToDoneSeconds * 10) / 10),
         },
         notes: [
+            `recovery: the happy path's calls in order: ${baselines[0]!.calls.map((call, index) => `${index + 1} ${call.op}`).join(", ")}`,
             `recovery: host killed after call k = 1…${results.length} of the happy path's ${happyPath}; extra reads by k: ` +
                 results.map((point) => `${point.afterCall}:${point.extraReads}`).join(" "),
             `recovery: most extra reads after call ${worst.afterCall}: ${worst.extraByOperation}`,
