@@ -264,6 +264,9 @@ export async function sweepSite(deps: SweepDeps, site: Site, kind: SweepKind = "
             instanceId: instanceIdFor(key, attempt),
             intakeStatus: IntakeStatus.queued,
         };
+        // The code is this row's from here on, whether this write lands or an overlapping sweep's
+        // write of the same row got there first: either way no later row may queue it again.
+        codesTaken.set(request.productCode, row.rowId);
         if (stored) {
             if (!(await replaceOrKeep(deps, stored, job))) continue;
             deps.log.info(`job ${jobKey} rejected → queued (the intake row was corrected)`);
@@ -271,7 +274,6 @@ export async function sweepSite(deps: SweepDeps, site: Site, kind: SweepKind = "
             if (!(await createOrKeep(deps, job))) continue;
             deps.log.info(`job ${jobKey} new → queued (${request.productCode} ${request.productName})`);
         }
-        codesTaken.set(request.productCode, row.rowId);
         toSend.push(key);
         worked.add(row.rowId);
         setStatus(row, IntakeStatus.queued);
