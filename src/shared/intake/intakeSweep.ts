@@ -101,9 +101,9 @@ export async function sweepSite(deps: SweepDeps, site: Site, kind: SweepKind = "
 
     const read = await readSweep(deps, site, smartsheet, kind);
     const plan = planSweep(read, startedAt);
-    const rowWork = await applySweepActions(deps, smartsheet, plan.actions, new Set());
+    const rowWork = await applySweepActions(deps, smartsheet, plan.actions);
     const outstanding = await readOutstanding(deps, read, new Set(plan.queuing.filter((jobKey) => rowWork.landed.has(jobKey))));
-    const followUp = await applySweepActions(deps, smartsheet, planFollowUp(read, plan, rowWork.landed, outstanding, startedAt), rowWork.landed);
+    const followUp = await applySweepActions(deps, smartsheet, planFollowUp(read, plan, rowWork.landed, outstanding, startedAt));
 
     const report: SweepReport = {
         site: site.name,
@@ -243,8 +243,8 @@ interface Applied {
  * not land, and nothing that depends on it happens. Any other failure stops the sweep there, so
  * the cursor stays where it was.
  */
-async function applySweepActions(deps: SweepDeps, smartsheet: SmartsheetPort, actions: readonly SweepAction[], landedBefore: ReadonlySet<string>): Promise<Applied> {
-    const applied: Applied = { landed: new Set(landedBefore), queued: [], rejected: [], requeued: [], missedByCursor: [], statusesWritten: 0 };
+async function applySweepActions(deps: SweepDeps, smartsheet: SmartsheetPort, actions: readonly SweepAction[]): Promise<Applied> {
+    const applied: Applied = { landed: new Set(), queued: [], rejected: [], requeued: [], missedByCursor: [], statusesWritten: 0 };
     const landed = (jobKey: string | undefined) => jobKey === undefined || applied.landed.has(jobKey);
     const log = (line: LogLine) => (line.level === "warn" ? deps.log.warn(line.text) : deps.log.info(line.text));
     for (const action of actions) {
