@@ -1,29 +1,35 @@
 import { createHash } from "node:crypto";
-import { z } from "zod";
-import { currentInstanceId, formatJobKey, keyOf, type JobKey } from "../jobs/JobRow";
-import {
-    JobConcurrencyError,
-    JobExistsError,
-    JobStateConflictError,
-    readOrReport,
-    reportInvalidJobs,
-    type InvalidJob,
-    type StoredJob,
-} from "../jobs/JobStore";
+import { currentInstanceId, formatJobKey, type JobKey } from "../jobs/JobRow";
+import { JobConcurrencyError, JobExistsError, JobStateConflictError, readOrReport, reportInvalidJobs, type InvalidJob, type StoredJob } from "../jobs/JobStore";
 import { JobLife } from "../jobs/jobLife";
-import { instanceIdFor } from "../jobs/instanceIds";
-import { cleanText, composeProductNames, NameDoesNotFitError } from "../naming/productNames";
 import type { Orchestrations } from "../orchestration/Orchestrations";
-import type { Blueprint } from "../provisioning/Blueprint";
 import { prepareBlueprint } from "../provisioning/blueprintSource";
 import type { ProvisioningDeps } from "../provisioning/ProvisioningDeps";
 import { columnIdsByTitle } from "../smartsheet/columns";
 import type { Row, Sheet } from "../smartsheet/model";
-import type { RowUpdate } from "../smartsheet/SmartsheetPort";
+import type { SmartsheetPort } from "../smartsheet/SmartsheetPort";
 import { forEachSite, type SiteFailure } from "../sites/eachSite";
 import type { Site } from "../sites/Sites";
 import { IntakeColumns, IntakeStatus } from "../intakeRow/intakeStatus";
-import { rowsModifiedSince, type CursorRead, type IntakeCursorStore } from "./IntakeCursorStore";
+import { rowsModifiedSince, type IntakeCursorStore } from "./IntakeCursorStore";
+import {
+    planFollowUp,
+    planSweep,
+    readingOf,
+    rowsToJudge,
+    rowsWhoseJobIsRead,
+    type IntakeColumnIds,
+    type IntakeRow,
+    type JobWrite,
+    type LogLine,
+    type OutstandingJob,
+    type OutstandingRead,
+    type SweepAction,
+    type SweepKind,
+    type SweepRead,
+} from "./sweepPlan";
+
+export { IntakeRequest, type SweepKind } from "./sweepPlan";
 
 export interface SweepDeps extends ProvisioningDeps {
     orchestrations: Orchestrations;
@@ -32,9 +38,6 @@ export interface SweepDeps extends ProvisioningDeps {
     /** Where the routine sweep carries on from. */
     cursors: IntakeCursorStore;
 }
-
-/** A routine sweep reads the rows changed since its cursor; a full sweep reads every row. */
-export type SweepKind = "routine" | "full";
 
 export interface SweepReport {
     site: string;
@@ -52,45 +55,11 @@ export interface SweepReport {
     smartsheetCalls: number;
 }
 
-/** One intake row's request, as the customer typed it; parsing it is the validation. */
-export const IntakeRequest = z.object({
-    productCode: z
-        .string()
-        .trim()
-        .min(1, "Product Code is missing")
-        .pipe(
-            z
-                .string()
-                .max(20, "Product Code is longer than 20 characters")
-                .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "Product Code may hold only letters, digits, '.', '_' and '-'"),
-        ),
-    productName: z
-        .string()
-        .transform(cleanText)
-        .pipe(
-            z
-                .string()
-                .min(1, "Product Name is missing")
-                .max(200, "Product Name is longer than 200 characters")
-                .regex(/[\p{L}\p{N}]/u, "Product Name has no letters or digits"),
-        ),
-    productLine: z.string().trim().min(1, "Product Line is missing"),
-});
-export type IntakeRequest = z.infer<typeof IntakeRequest>;
-
-interface IntakeRow {
-    rowId: number;
-    rowNumber: number;
-    modifiedAt?: string;
-    code: string;
-    name: string;
-    line: string;
-    approved: boolean;
-    status: string;
-}
-
 /** Smartsheet's `rowIds` filter, kept to a URL of reasonable length. */
 const ROW_IDS_PER_READ = 100;
+
+/** Smartsheet's limit of rows in one update. */
+const ROWS_PER_UPDATE = 500;
 
 /** Every site's sweep: `sites` for those that swept, `failed` for those that could not (each logged and alerted). */
 export interface IntakeSweepRun {
@@ -120,17 +89,58 @@ export async function sweepIntake(deps: SweepDeps, kind: SweepKind = "routine"):
  * and a `Done` that never reached its intake row is written. The cursor moves to the sweep's
  * start only once the whole sweep has succeeded. A full sweep reads every row and logs, by job
  * key, each row that needed work the cursor had missed.
+ *
+ * Read, plan, apply: `readSweep` fetches what the sweep decides on, `planSweep` (pure) decides,
+ * the apply carries the plan out. The queued jobs are listed only after the rows' work, so that
+ * jobs written since (by this sweep, or one overlapping it) are seen; `planFollowUp` (pure)
+ * decides what to send again and what to report, and the cursor moves last.
  */
 export async function sweepSite(deps: SweepDeps, site: Site, kind: SweepKind = "routine"): Promise<SweepReport> {
     const startedAt = deps.now();
     const smartsheet = site.smartsheet.withOwnTally();
+
+    const read = await readSweep(deps, site, smartsheet, kind);
+    const plan = planSweep(read, startedAt);
+    const rowWork = await applySweepActions(deps, smartsheet, plan.actions);
+    const outstanding = await readOutstanding(deps, read, new Set(plan.queuing.filter((jobKey) => rowWork.landed.has(jobKey))));
+    const followUp = await applySweepActions(deps, smartsheet, planFollowUp(read, plan, rowWork.landed, outstanding, startedAt));
+
+    const report: SweepReport = {
+        site: site.name,
+        kind,
+        ...(read.since ? { rowsModifiedSince: read.since.toISOString() } : {}),
+        rowsRead: read.rowsRead,
+        approvedRows: plan.approvedRows,
+        queued: rowWork.queued,
+        rejected: rowWork.rejected,
+        requeued: followUp.requeued,
+        missedByCursor: followUp.missedByCursor,
+        statusesWritten: rowWork.statusesWritten,
+        smartsheetCalls: smartsheet.calls().total,
+    };
+    deps.log.info(
+        `intake sweep of site ${site.name} (${kind}, ${readingOf(read)}): ${report.rowsRead} rows read, ${report.approvedRows} approved, ${report.queued.length} queued, ` +
+            `${report.rejected.length} rejected, ${report.requeued.length} re-sent, ` +
+            (kind === "full" ? `${report.missedByCursor.length} missed by the cursor, ` : "") +
+            `${report.smartsheetCalls} Smartsheet calls`,
+    );
+    return report;
+}
+
+/**
+ * Everything one site's sweep decides on: the cursor, the product-line folders, the template
+ * (one listing), the intake rows (those changed since the cursor, or all), the done jobs whose
+ * Done never reached their row (and those rows, by id, when the read did not bring them), the
+ * jobs of the rows that need a look, and who holds the codes of the rows to judge.
+ */
+async function readSweep(deps: SweepDeps, site: Site, smartsheet: SmartsheetPort, kind: SweepKind): Promise<SweepRead> {
     const intakeSheetId = site.intakeSheetId;
     const pk = String(intakeSheetId);
 
-    const stored = await deps.cursors.read(intakeSheetId);
-    if (stored.problem) {
+    const cursor = await deps.cursors.read(intakeSheetId);
+    if (cursor.problem) {
         deps.log.warn(
-            `intake sweep of site ${site.name}: the cursor of intake sheet ${pk} does not parse (${stored.problem}); this sweep reads every row and writes a new one`,
+            `intake sweep of site ${site.name}: the cursor of intake sheet ${pk} does not parse (${cursor.problem}); this sweep reads every row and writes a new one`,
         );
     }
     const lines = new Map<string, number>();
@@ -141,7 +151,7 @@ export async function sweepSite(deps: SweepDeps, site: Site, kind: SweepKind = "
     const templates = blueprint.sheets.map((template) => template.name);
     const verdictInputs = verdictInputsOf(lines, templates);
     // Where a routine sweep reads from; nowhere when a row untouched since could be judged differently now.
-    const cursorSince = stored.cursor?.verdictInputs === verdictInputs ? rowsModifiedSince(stored.cursor, deps.timing.clockSkewMs) : undefined;
+    const cursorSince = cursor.cursor?.verdictInputs === verdictInputs ? rowsModifiedSince(cursor.cursor, deps.timing.clockSkewMs) : undefined;
     const since = kind === "routine" ? cursorSince : undefined;
 
     const sheet = await smartsheet.getSheet(intakeSheetId, { pageSize: 500, rowsModifiedSince: since });
@@ -156,195 +166,152 @@ export async function sweepSite(deps: SweepDeps, site: Site, kind: SweepKind = "
     const owedDone = doneElsewhere.found.filter((job) => !job.row.intakeRowGoneAt);
     const unread = owedDone.map((job) => Number(job.row.intakeRowId)).filter((rowId) => !rows.has(rowId));
     for (let start = 0; start < unread.length; start += ROW_IDS_PER_READ) {
-        const read = await smartsheet.getSheet(intakeSheetId, { rowIds: unread.slice(start, start + ROW_IDS_PER_READ) });
-        for (const row of read.rows) rows.set(row.id, readIntakeRow(row, columns));
+        const byId = await smartsheet.getSheet(intakeSheetId, { rowIds: unread.slice(start, start + ROW_IDS_PER_READ) });
+        for (const row of byId.rows) rows.set(row.id, readIntakeRow(row, columns));
     }
-    for (const job of owedDone.filter((owed) => !rows.has(Number(owed.row.intakeRowId)))) {
-        await deps.jobs.update(keyOf(job.row), (row) => ({ ...row, intakeRowGoneAt: startedAt.toISOString() }), { from: JobLife.whileDone.from });
-        deps.log.info(`job ${formatJobKey(keyOf(job.row))} is done, but its intake row ${job.row.intakeRowId} is gone: no Done left to write`);
-    }
-    const announcing = owedDone.filter((job) => rows.has(Number(job.row.intakeRowId)));
 
     const inHand = [...rows.values()];
-    const approved = inHand.filter((row) => row.approved);
-
-    // The Jobs table decides which rows have a job, never the Status a customer may have typed.
+    const { approved, unapproved } = rowsWhoseJobIsRead(inHand);
     const jobs = new Map<number, StoredJob | undefined>();
-    const jobOf = async (row: IntakeRow) => {
-        if (!jobs.has(row.rowId)) {
+    const readJobs = async (of: readonly IntakeRow[]) => {
+        for (const row of of) {
+            if (jobs.has(row.rowId)) continue;
             const key = { pk, rk: String(row.rowId) };
             jobs.set(row.rowId, await readOrReport(() => deps.jobs.get(key), key, invalid));
         }
-        return jobs.get(row.rowId);
     };
-    for (const row of approved) await jobOf(row);
-    // No job yet (a row whose job does not parse has one), or a rejected one to look at again.
-    const candidates = approved.filter((row) => {
-        const state = jobs.get(row.rowId)?.row.state;
-        return state === undefined ? !invalid.some((job) => job.jobKey === formatJobKey({ pk, rk: String(row.rowId) })) : state === "rejected";
-    });
-
-    // A code belongs to the job that holds it in the Jobs table, whatever its intake row says now
-    // (unticked, or deleted: unticking cancels nothing); among new rows, the first approved row wins it.
-    const codesTaken = new Map<string, number>();
-    for (const code of new Set(candidates.map((row) => row.code))) {
+    await readJobs(approved);
+    const codeHolders = new Map<string, number>();
+    for (const code of new Set(rowsToJudge(approved, jobs, invalid, intakeSheetId).map((row) => row.code))) {
         if (!code) continue;
         const holder = await deps.jobs.holderOfCode(pk, code);
-        if (holder !== undefined) codesTaken.set(code, Number(holder));
+        if (holder !== undefined) codeHolders.set(code, Number(holder));
     }
+    await readJobs(unapproved);
 
-    const report: SweepReport = {
+    return {
         site: site.name,
         kind,
-        ...(since ? { rowsModifiedSince: since.toISOString() } : {}),
+        intakeSheetId,
+        cursor,
+        lines,
+        templates,
+        blueprintVersion: blueprint.version,
+        verdictInputs,
+        ...(cursorSince ? { cursorSince } : {}),
+        ...(since ? { since } : {}),
+        columns,
+        rows: inHand,
         rowsRead,
-        approvedRows: approved.length,
-        queued: [],
-        rejected: [],
-        requeued: [],
-        missedByCursor: [],
-        statusesWritten: 0,
-        smartsheetCalls: 0,
+        owedDone,
+        jobs,
+        codeHolders,
+        invalid,
     };
-    const statusWrites = new Map<number, string>();
-    // Rows this sweep did something for: a job written, or a status.
-    const worked = new Set<number>();
-    const setStatus = (row: IntakeRow, status: string) => {
-        if (row.status === status) return;
-        statusWrites.set(row.rowId, status);
-        worked.add(row.rowId);
-    };
-    const toSend: JobKey[] = [];
-    const now = startedAt.toISOString();
+}
 
-    // A final status cannot move any more, so writing it races with nobody. A queued, running or
-    // parked job's cell is its steps' business: the sweep writing it could land on a later stage.
-    for (const row of approved) {
-        const state = jobs.get(row.rowId)?.row.state;
-        if (state === "done") setStatus(row, IntakeStatus.done);
-    }
-    // Unticking Approved cancels nothing, so an unticked row may hold a finished job whose status
-    // someone typed over. (Rows already saying "Done" are left unread: nothing to repair there.)
-    for (const row of inHand.filter((candidate) => !candidate.approved && candidate.status !== "" && candidate.status !== IntakeStatus.done)) {
-        const job = (await jobOf(row))?.row;
-        if (job?.state === "done") setStatus(row, IntakeStatus.done);
-        if (job?.state === "rejected") setStatus(row, IntakeStatus.rejected(job.rejectReason ?? "invalid request"));
-    }
-    for (const job of announcing) setStatus(rows.get(Number(job.row.intakeRowId))!, IntakeStatus.done);
-
-    for (const row of [...candidates].sort((a, b) => a.rowNumber - b.rowNumber)) {
-        const key = { pk, rk: String(row.rowId) };
-        const jobKey = formatJobKey(key);
-        const stored = jobs.get(row.rowId);
-        const verdict = validate(row, lines, codesTaken, templates);
-        if (!verdict.ok) {
-            const status = IntakeStatus.rejected(verdict.reason);
-            if (stored?.row.rejectReason === verdict.reason && row.status === status) continue;
-            const written = !stored
-                ? await createOrKeep(deps, { ...baseRow(key, row, now, templates, blueprint, columns), state: "rejected", rejectReason: verdict.reason, intakeStatus: status })
-                : stored.row.rejectReason === verdict.reason || (await replaceOrKeep(deps, stored, { ...stored.row, rejectReason: verdict.reason, intakeStatus: status }));
-            if (!written) continue;
-            deps.log.warn(`job ${jobKey} rejected: ${verdict.reason}`);
-            worked.add(row.rowId);
-            setStatus(row, status);
-            report.rejected.push(jobKey);
-            continue;
-        }
-
-        const request = verdict.request;
-        const attempt = stored ? stored.row.attempt + 1 : 1;
-        const job = {
-            ...baseRow(key, row, now, templates, blueprint, columns),
-            productCode: request.productCode,
-            productName: request.productName,
-            productLine: request.productLine,
-            lineFolderId: lines.get(request.productLine),
-            state: "queued" as const,
-            attempt,
-            instanceId: instanceIdFor(key, attempt),
-            intakeStatus: IntakeStatus.queued,
-        };
-        if (stored) {
-            if (!(await replaceOrKeep(deps, stored, job))) continue;
-            deps.log.info(`job ${jobKey} rejected → queued (the intake row was corrected)`);
-        } else {
-            if (!(await createOrKeep(deps, job))) continue;
-            deps.log.info(`job ${jobKey} new → queued (${request.productCode} ${request.productName})`);
-        }
-        codesTaken.set(request.productCode, row.rowId);
-        toSend.push(key);
-        worked.add(row.rowId);
-        setStatus(row, IntakeStatus.queued);
-        report.queued.push(jobKey);
-    }
-
-    // Statuses first, messages after: a job can only start once its Queued is written, so a
-    // fast job's later status is never overwritten. If this write fails nothing is sent; the
-    // next sweep finds the jobs queued with no orchestration and sends their messages then.
-    const updates: RowUpdate[] = [...statusWrites].map(([rowId, status]) => ({
-        id: rowId,
-        cells: [{ columnId: columns.status, value: status }],
-    }));
-    for (let start = 0; start < updates.length; start += 500) {
-        await smartsheet.updateRows(intakeSheetId, updates.slice(start, start + 500));
-    }
-    for (const job of announcing) {
-        const key = keyOf(job.row);
-        await deps.jobs.update(key, (row) => ({ ...row, intakeStatus: IntakeStatus.done, intakeStatusError: undefined }), { from: JobLife.whileDone.from });
-        if (statusWrites.has(Number(key.rk))) deps.log.info(`job ${formatJobKey(key)}: Done written onto its intake row, which the job itself could not write`);
-    }
-    for (const key of toSend) await deps.enqueue(key);
-
-    // A crash between writing a job and sending its message leaves it queued with no instance.
-    const queuedJobs = await deps.jobs.listActive(pk, { states: ["queued"] });
-    invalid.push(...queuedJobs.invalid.filter((job) => !invalid.some((known) => known.jobKey === job.jobKey)));
-    for (const job of queuedJobs.found) {
+/**
+ * The intake sheet's queued jobs, listed after the rows' work (so jobs this sweep or an
+ * overlapping one wrote are in it), and whether each has an orchestration; those this sweep
+ * queued itself are not asked about.
+ */
+async function readOutstanding(deps: SweepDeps, read: SweepRead, queuedNow: ReadonlySet<string>): Promise<OutstandingRead> {
+    const pk = String(read.intakeSheetId);
+    const listing = await deps.jobs.listActive(pk, { states: ["queued"] });
+    const queued: OutstandingJob[] = [];
+    for (const job of listing.found) {
         const key = { pk, rk: job.row.intakeRowId };
-        if (report.queued.includes(formatJobKey(key))) continue;
-        if (await deps.orchestrations.status(currentInstanceId(job.row))) continue;
-        await deps.enqueue(key);
-        deps.log.info(`job ${formatJobKey(key)} queued with no orchestration: message sent again`);
-        report.requeued.push(formatJobKey(key));
+        queued.push(queuedNow.has(formatJobKey(key)) ? { key } : { key, hasOrchestration: Boolean(await deps.orchestrations.status(currentInstanceId(job.row))) });
     }
-    reportInvalidJobs(deps.log, invalid, `intake sweep of site ${site.name}`);
+    return { queued, invalid: listing.invalid };
+}
 
-    if (kind === "full" && cursorSince) {
-        const owed = new Set(announcing.map((job) => Number(job.row.intakeRowId)));
-        for (const rowId of worked) {
-            const row = rows.get(rowId)!;
-            if (owed.has(rowId) || modifiedSince(row, cursorSince)) continue;
-            const jobKey = formatJobKey({ pk, rk: String(rowId) });
-            report.missedByCursor.push(jobKey);
-            deps.log.warn(
-                `job ${jobKey}: intake row ${rowId} needed work that the cursor missed (row last modified ${row.modifiedAt ?? "at an unknown time"}, ` +
-                    `routine sweeps read rows modified since ${cursorSince.toISOString()}); the full sweep did it now`,
-            );
+interface Applied {
+    /** Job keys of the rows' `queueJob` and `rejectRequest` that landed. */
+    landed: Set<string>;
+    queued: string[];
+    rejected: string[];
+    requeued: string[];
+    missedByCursor: string[];
+    statusesWritten: number;
+}
+
+/**
+ * Carries out a plan's actions in order. Job rows are written conditionally (a new row only if
+ * none exists, a rejected row only if still rejected and unchanged since read, a done job's
+ * bookkeeping only while done); a job write that finds an overlapping sweep got there first does
+ * not land, and nothing that depends on it happens. Any other failure stops the sweep there, so
+ * the cursor stays where it was.
+ */
+async function applySweepActions(deps: SweepDeps, smartsheet: SmartsheetPort, actions: readonly SweepAction[]): Promise<Applied> {
+    const applied: Applied = { landed: new Set(), queued: [], rejected: [], requeued: [], missedByCursor: [], statusesWritten: 0 };
+    const landed = (jobKey: string | undefined) => jobKey === undefined || applied.landed.has(jobKey);
+    const log = (line: LogLine) => (line.level === "warn" ? deps.log.warn(line.text) : deps.log.info(line.text));
+    for (const action of actions) {
+        switch (action.type) {
+            case "noteIntakeRowGone":
+                await deps.jobs.update(action.key, (row) => ({ ...row, intakeRowGoneAt: action.goneAt }), { from: JobLife.whileDone.from });
+                log(action.line);
+                break;
+            case "queueJob":
+                if (!(await writeOrKeep(deps, action.write))) break;
+                log(action.line);
+                applied.landed.add(action.jobKey);
+                applied.queued.push(action.jobKey);
+                break;
+            case "rejectRequest":
+                if (action.write && !(await writeOrKeep(deps, action.write))) break;
+                log(action.line);
+                applied.landed.add(action.jobKey);
+                applied.rejected.push(action.jobKey);
+                break;
+            case "writeStatuses": {
+                const updates = action.statuses
+                    .filter((write) => landed(write.ifLanded))
+                    .map((write) => ({ id: write.rowId, cells: [{ columnId: action.statusColumnId, value: write.status }] }));
+                for (let start = 0; start < updates.length; start += ROWS_PER_UPDATE) {
+                    await smartsheet.updateRows(action.intakeSheetId, updates.slice(start, start + ROWS_PER_UPDATE));
+                }
+                applied.statusesWritten += updates.length;
+                break;
+            }
+            case "noteDoneWritten":
+                await deps.jobs.update(action.key, (row) => ({ ...row, intakeStatus: IntakeStatus.done, intakeStatusError: undefined }), { from: JobLife.whileDone.from });
+                if (action.line) log(action.line);
+                break;
+            case "sendMessage":
+                if (landed(action.ifLanded)) await deps.enqueue(action.key);
+                break;
+            case "requeue":
+                await deps.enqueue(action.key);
+                log(action.line);
+                applied.requeued.push(action.jobKey);
+                break;
+            case "reportInvalidJobs":
+                reportInvalidJobs(deps.log, action.invalid, action.run);
+                break;
+            case "reportMissedByCursor":
+                applied.missedByCursor.push(action.jobKey);
+                log(action.line);
+                break;
+            case "advanceCursor":
+                await deps.cursors.advance(action.intakeSheetId, action.cursor);
+                break;
         }
     }
-
-    await deps.cursors.advance(intakeSheetId, { sweptAt: now, verdictInputs });
-
-    report.statusesWritten = updates.length;
-    report.smartsheetCalls = smartsheet.calls().total;
-    const read = since ? `rows modified since ${since.toISOString()}` : kind === "full" ? "every row" : `every row: ${wholeSheetBecause(stored)}`;
-    deps.log.info(
-        `intake sweep of site ${site.name} (${kind}, ${read}): ${rowsRead} rows read, ${approved.length} approved, ${report.queued.length} queued, ` +
-            `${report.rejected.length} rejected, ${report.requeued.length} re-sent, ` +
-            (kind === "full" ? `${report.missedByCursor.length} missed by the cursor, ` : "") +
-            `${report.smartsheetCalls} Smartsheet calls`,
-    );
-    return report;
+    return applied;
 }
 
-function wholeSheetBecause(stored: CursorRead): string {
-    if (!stored.cursor) return stored.problem ? "the cursor does not parse" : "no cursor yet";
-    return "the product lines or the templates changed, so a rejected row may pass now";
-}
-
-/** Whether a routine sweep reading rows modified since `since` reads this row (Smartsheet keeps whole seconds). */
-function modifiedSince(row: IntakeRow, since: Date): boolean {
-    if (row.modifiedAt === undefined) return true;
-    return Math.floor(Date.parse(row.modifiedAt) / 1000) >= Math.floor(since.getTime() / 1000);
+/** Writes a row's job; false when an overlapping sweep wrote it since it was read (its row and status stand). */
+async function writeOrKeep(deps: SweepDeps, write: JobWrite): Promise<boolean> {
+    try {
+        if ("create" in write) await deps.jobs.create(write.create);
+        else await deps.jobs.replace(write.replace, write.with, { from: JobLife.reconsider.from });
+        return true;
+    } catch (error) {
+        if (error instanceof JobExistsError || error instanceof JobConcurrencyError || error instanceof JobStateConflictError) return false;
+        throw error;
+    }
 }
 
 /** What a verdict depends on besides the row itself: the product lines and the template's sheet names. */
@@ -354,79 +321,15 @@ function verdictInputsOf(lines: Map<string, number>, templates: readonly string[
         .digest("hex");
 }
 
-type Verdict = { ok: true; request: IntakeRequest } | { ok: false; reason: string };
-
-function validate(row: IntakeRow, lines: Map<string, number>, codesTaken: Map<string, number>, templates: string[]): Verdict {
-    const parsed = IntakeRequest.safeParse({ productCode: row.code, productName: row.name, productLine: row.line });
-    if (!parsed.success) return { ok: false, reason: parsed.error.issues.map((issue) => issue.message).join("; ") };
-    const request = parsed.data;
-    const owner = codesTaken.get(request.productCode);
-    if (owner !== undefined && owner !== row.rowId) {
-        return { ok: false, reason: `Product Code ${request.productCode} is already provisioned by another intake row` };
-    }
-    if (!lines.has(request.productLine)) {
-        return { ok: false, reason: `Product Line "${request.productLine}" has no folder under Products (known: ${[...lines.keys()].join(", ")})` };
-    }
-    try {
-        composeProductNames(request.productCode, request.productName, templates);
-    } catch (error) {
-        if (error instanceof NameDoesNotFitError) return { ok: false, reason: error.message };
-        throw error;
-    }
-    return { ok: true, request };
-}
-
-/** Writes a new job row; false when a concurrent sweep got there first (its row and status stand). */
-async function createOrKeep(deps: SweepDeps, row: Parameters<SweepDeps["jobs"]["create"]>[0]): Promise<boolean> {
-    try {
-        await deps.jobs.create(row);
-        return true;
-    } catch (error) {
-        if (error instanceof JobExistsError) return false;
-        throw error;
-    }
-}
-
-/** Replaces a rejected job's row; false when someone else wrote it since it was read. */
-async function replaceOrKeep(deps: SweepDeps, stored: StoredJob, next: Parameters<SweepDeps["jobs"]["create"]>[0]): Promise<boolean> {
-    try {
-        await deps.jobs.replace(stored, next, { from: JobLife.reconsider.from });
-        return true;
-    } catch (error) {
-        if (error instanceof JobConcurrencyError || error instanceof JobStateConflictError) return false;
-        throw error;
-    }
-}
-
-function baseRow(key: JobKey, row: IntakeRow, now: string, templates: string[], blueprint: Blueprint, columns: ColumnIds) {
-    return {
-        intakeSheetId: key.pk,
-        intakeRowId: key.rk,
-        productCode: row.code || "(none)",
-        productName: row.name,
-        productLine: row.line,
-        attempt: 1,
-        recoveries: 0,
-        createdAt: now,
-        lastProgressAt: now,
-        blueprintVersion: blueprint.version,
-        templates,
-        intakeStatusColumnId: columns.status,
-        intakeFolderColumnId: columns.folder,
-    };
-}
-
-type ColumnIds = Record<keyof typeof IntakeColumns, number>;
-
-function intakeColumns(sheet: Sheet): ColumnIds {
+function intakeColumns(sheet: Sheet): IntakeColumnIds {
     const { ids, missing } = columnIdsByTitle(sheet, IntakeColumns);
     if (missing.length > 0) {
         throw new Error(`The intake sheet ${sheet.id} has no ${missing.map((title) => `"${title}"`).join(", ")} column; add it back.`);
     }
-    return ids as ColumnIds;
+    return ids as IntakeColumnIds;
 }
 
-function readIntakeRow(row: Row, columns: ColumnIds): IntakeRow {
+function readIntakeRow(row: Row, columns: IntakeColumnIds): IntakeRow {
     const value = (columnId: number) => row.cells.find((cell) => cell.columnId === columnId)?.value;
     const text = (columnId: number) => {
         const found = value(columnId);
