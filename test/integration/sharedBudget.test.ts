@@ -11,7 +11,9 @@ import {
     type SharedTokenBudgetOptions,
 } from "../../src/shared/smartsheet/SharedTokenBudget";
 import { createTableClient } from "../../src/shared/storage";
+import { loadConfig } from "../../src/shared/config";
 import { uniqueName } from "../helpers/names";
+import { FAST_RECOVERY } from "../helpers/recoveryKit";
 import { virtualClock, type VirtualClock } from "../helpers/virtualClock";
 
 const LIMIT = 300;
@@ -19,6 +21,18 @@ const LIMIT = 300;
 const STORAGE_LATENCY_MS = 10;
 const WINDOW_MS = 60_000;
 const SLICE_MS = WINDOW_MS / 20;
+/** FAST_RECOVERY's rate-limit settings, with what else start-up needs. */
+const FAST_RECOVERY_CONFIG = {
+    SMARTSHEET_ACCESS_TOKEN: "sim-token",
+    INTAKE_SHEET_ID: "1",
+    TEMPLATE_FOLDER_ID: "2",
+    PRODUCTS_FOLDER_ID: "3",
+    FILING_INDEX_SHEET_ID: "4",
+    AzureWebJobsStorage: "UseDevelopmentStorage=true",
+    TASK_HUB_NAME: "Sheetwright",
+    SMARTSHEET_RATE_LIMIT_RETRY_SECONDS: FAST_RECOVERY.SMARTSHEET_RATE_LIMIT_RETRY_SECONDS,
+    SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS: FAST_RECOVERY.SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS,
+};
 
 /** The most requests of `sentAt` that fall into any one window of `windowMs`. */
 function mostInAnyWindow(sentAt: number[], windowMs = WINDOW_MS): number {
@@ -200,6 +214,79 @@ describe("one Smartsheet budget per token, shared by every instance through the 
         const row = await rows.read(tokenHashOf(token), AbortSignal.timeout(2_000));
         // Slice 10 as stored now: the live instance's 1 sent, the dead one's 20 (it never comes back), the other's 1.
         expect(row).toMatchObject({ slice: 11, granted: 1, earlier: [22] });
+    });
+
+    /**
+     * `callers` per instance (activities at once), each sending one request after another (each
+     * taking 50 ms) with the fast settings' rate-limit deadline, until the instances have sent
+     * `requests` together. One loop per instance stands for its callers (the virtual clock moves
+     * only while every client sleeps, and callers queued in a limiter do not): it serves them in
+     * the order they became ready, as the limiter's queue does, each against its own deadline.
+     * Returns what was sent and how many were refused unsent.
+     */
+    async function burst(clock: VirtualClock, instances: Array<ReturnType<typeof instance>>, callers: number, requests: number, deadlineMs: number) {
+        let started = 0;
+        let refused = 0;
+        await clock.run(
+            instances.map((one) => async () => {
+                const readyAt = Array<number>(callers).fill(clock.now());
+                while (started < requests) {
+                    started++;
+                    const caller = readyAt.indexOf(Math.min(...readyAt));
+                    const ready = readyAt[caller]!;
+                    if (clock.now() < ready) await clock.sleep(ready - clock.now());
+                    try {
+                        await one.limiter.acquire(ready + deadlineMs);
+                    } catch (error) {
+                        if (!(error instanceof RateLimitWaitTooLongError)) throw error;
+                        refused++;
+                        readyAt[caller] = clock.now();
+                        continue;
+                    }
+                    one.sentAt.push(clock.now());
+                    readyAt[caller] = clock.now() + 50;
+                }
+            }),
+        );
+        return { sent: instances.flatMap((one) => one.sentAt), refused };
+    }
+
+    it("paces, and does not refuse, a burst larger than a slice under the fast settings (the backlog e2e test's regression)", async () => {
+        // The backlog e2e test: 240 requests a window, FAST_RECOVERY's window and rate-limit deadline, 4 activities per instance.
+        const limit = 240;
+        const windowMs = Number(FAST_RECOVERY.SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS) * 1000;
+        const deadlineMs = Number(FAST_RECOVERY.SMARTSHEET_RATE_LIMIT_RETRY_SECONDS) * 1000;
+        const clock = virtualClock(1_000 * windowMs);
+        const token = `token-${uniqueName("fast")}`;
+        const instances = [instance(clock, token, { limit, windowMs }), instance(clock, token, { limit, windowMs })];
+
+        const { sent, refused } = await burst(clock, instances, 4, 200, deadlineMs);
+
+        expect(refused).toBe(0);
+        expect(sent).toHaveLength(200);
+        expect(mostInAnyWindow(sent, windowMs)).toBeLessThanOrEqual(limit);
+        // Paced: no slice granted more than its cap, so the burst took several slices.
+        const perSlice = new Map<number, number>();
+        for (const at of sent) perSlice.set(Math.floor(at / (windowMs / 20)), (perSlice.get(Math.floor(at / (windowMs / 20))) ?? 0) + 1);
+        expect(Math.max(...perSlice.values())).toBeLessThanOrEqual(sliceCap(limit));
+        expect(perSlice.size).toBeGreaterThanOrEqual(Math.ceil(200 / sliceCap(limit)));
+    });
+
+    it("refuses part of that burst with a 60 s window, whose 3 s slices outlast the 1.5 s deadline: what the start-up check forbids", async () => {
+        const limit = 240;
+        const windowMs = 60_000;
+        const deadlineMs = Number(FAST_RECOVERY.SMARTSHEET_RATE_LIMIT_RETRY_SECONDS) * 1000;
+        const clock = virtualClock(1_000 * windowMs);
+        const token = `token-${uniqueName("slow")}`;
+        const instances = [instance(clock, token, { limit, windowMs }), instance(clock, token, { limit, windowMs })];
+
+        const { refused } = await burst(clock, instances, 4, 200, deadlineMs);
+
+        expect(refused).toBeGreaterThan(0);
+        expect(() => loadConfig({ ...FAST_RECOVERY_CONFIG, SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS: "60" })).toThrow(
+            /SMARTSHEET_RATE_LIMIT_RETRY_SECONDS: 1.5 s is shorter than two slices of the shared request budget/,
+        );
+        expect(loadConfig(FAST_RECOVERY_CONFIG).SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS).toBe(windowMs / 4_000);
     });
 
     it("still refuses, unsent, a request the shared budget would hold back past its deadline", async () => {
