@@ -16,8 +16,10 @@ import { SharedListings } from "./provisioning/SharedListings";
 import type { Logger } from "./logger";
 import type { ProvisioningDeps } from "./provisioning/ProvisioningDeps";
 import type { RecoveryDeps } from "./recovery/reconcile";
+import { BudgetTable } from "./smartsheet/BudgetTable";
 import { RateLimiter, systemClock } from "./smartsheet/RateLimiter";
 import { SdkSmartsheet } from "./smartsheet/SdkSmartsheet";
+import { SharedTokenBudget } from "./smartsheet/SharedTokenBudget";
 import { queueClientFor, storageAccessOf, tableClientFor } from "./storage";
 import { logLine } from "./text/logText";
 import type { TableClient } from "@azure/data-tables";
@@ -54,16 +56,31 @@ function build(config: Config): Shared {
     const queue = queueClientFor(storage, config.PROVISION_QUEUE);
     const poisonQueue = queueClientFor(storage, `${config.PROVISION_QUEUE}-poison`);
     const reconcileQueue = queueClientFor(storage, reconcileQueueName(config));
-    // One client per token. The budget shared across instances (SharedTokenBudget) is not wired in yet: its
-    // 3 s slices make a burst wait longer than a short rate-limit deadline allows (see the README's known limits).
-    const clientFor = (accessToken: string) =>
-        new SdkSmartsheet({
+    const windowMs = config.SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS * 1000;
+    // The budget retries on its own terms (ETag conflicts) and falls back rather than wait on storage: no SDK retries.
+    const budgetRows = new BudgetTable(tableClientFor(storage, config.JOBS_TABLE, { retryOptions: { maxRetries: 0 } }));
+    // One client per token (the Sites registry calls this once per token), each paced by this process and by the
+    // token's budget shared with every other instance of the app.
+    const clientFor = (accessToken: string) => {
+        const budget = new SharedTokenBudget({
+            accessToken,
+            limit: config.SMARTSHEET_REQUESTS_PER_MINUTE,
+            windowMs,
+            leaseSize: config.SMARTSHEET_BUDGET_LEASE_SIZE,
+            fallbackInstances: config.SMARTSHEET_BUDGET_FALLBACK_INSTANCES,
+            rows: budgetRows,
+            clock: systemClock,
+            // Its lines (the share taken each window, storage falling away and coming back) go out with the next invocation's log.
+            log: logFromApp,
+        });
+        return new SdkSmartsheet({
             accessToken,
             baseUrl: config.SMARTSHEET_BASE_URL,
-            limiter: new RateLimiter(config.SMARTSHEET_REQUESTS_PER_MINUTE, config.SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS * 1000, systemClock),
+            limiter: new RateLimiter(config.SMARTSHEET_REQUESTS_PER_MINUTE, windowMs, systemClock, budget),
             callTimeoutMs: config.SMARTSHEET_CALL_TIMEOUT_SECONDS * 1000,
             rateLimitBackoff: { baseMs: 2_000, maxMs: 60_000, maxTotalMs: config.SMARTSHEET_RATE_LIMIT_RETRY_SECONDS * 1000 },
         });
+    };
     return {
         config,
         jobs: new JobStore(table),

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { budgetPacingWaitMs, SLICES_PER_WINDOW } from "./smartsheet/SharedTokenBudget";
 
 const smartsheetId = (what: string) =>
     z.coerce
@@ -297,6 +298,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, host?: HostLimi
     // The timing checks need only the timing settings: report them even when others are wrong.
     const timing = Settings.pick(TIMING_SETTINGS).safeParse(input);
     if (host && timing.success) problems.push(...limitProblems(timing.data, host));
+    const pacing = Settings.pick(PACING_SETTINGS).safeParse(input);
+    if (pacing.success) problems.push(...pacingProblems(pacing.data));
     if (parsed.success && sites && problems.length === 0) return { ...parsed.data, sites };
     const secrets = [env.SMARTSHEET_ACCESS_TOKEN, ...tokenSettingsNamedIn(input.SITES).map((name) => env[name])]
         .map((secret) => secret?.trim())
@@ -467,6 +470,27 @@ function limitProblems(config: TimingSettings, host: HostLimits): string[] {
         );
     }
     return problems;
+}
+
+const PACING_SETTINGS = { SMARTSHEET_RATE_LIMIT_RETRY_SECONDS: true, SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS: true } as const;
+
+/**
+ * The shared request budget hands out a token's requests a slice of the rate-limit window at a
+ * time (SharedTokenBudget): a request whose slice is spent waits for the next. A rate-limit
+ * deadline shorter than that wait would refuse, unsent, requests the budget only paces.
+ */
+function pacingProblems(config: Pick<Config, keyof typeof PACING_SETTINGS>): string[] {
+    const windowMs = config.SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS * 1000;
+    const neededMs = budgetPacingWaitMs(windowMs);
+    if (config.SMARTSHEET_RATE_LIMIT_RETRY_SECONDS * 1000 >= neededMs) return [];
+    const shown = (ms: number) => `${Math.round(ms / 10) / 100} s`;
+    return [
+        `SMARTSHEET_RATE_LIMIT_RETRY_SECONDS: ${config.SMARTSHEET_RATE_LIMIT_RETRY_SECONDS} s is shorter than two slices of the ` +
+            `shared request budget (${shown(neededMs)}: SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS ${config.SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS} s ÷ ` +
+            `${SLICES_PER_WINDOW} × 2). The budget hands out requests a slice at a time; a request that finds its slice spent ` +
+            `waits for the next one, and would be refused unsent while the window still has room. Raise it to at least ` +
+            `${shown(neededMs)}, or shorten the window.`,
+    ];
 }
 
 /** How each setting may appear in a log line: shown as it is, reduced to what is not secret, or only "(set)". */

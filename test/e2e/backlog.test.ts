@@ -4,9 +4,10 @@ import { inspectProduct } from "../helpers/inspectProduct";
 import { copyCalls, intake, jobIn, startRecoveryE2E, transitions } from "../helpers/recoveryKit";
 
 /**
- * A burst, with time shrunk as in FAST_RECOVERY (a 12 s window, the reaper every 2 s): more
- * products approved at once than the workers can take, each copy slow, the calls paced. Work
- * waits in the activity queue longer than the window without any worker touching its row.
+ * A burst, with time shrunk as in FAST_RECOVERY (a 12 s window, the reaper every 2 s, the rate
+ * limit counted in 15 s): more products approved at once than the workers can take, each copy
+ * slow, the calls paced by this process and the token's shared budget. Work waits in the
+ * activity queue longer than the window without any worker touching its row.
  * Bigger bursts by hand: `BACKLOG_PRODUCTS=24 npx vitest run test/e2e/backlog.test.ts`.
  */
 const PRODUCTS = Number(process.env.BACKLOG_PRODUCTS ?? 8);
@@ -34,5 +35,7 @@ describe("a backlog is not a death, end to end", { timeout: 180_000 }, () => {
         expect(Math.max(...waiting)).toBeGreaterThan(0);
         for (let n = 1; n <= PRODUCTS; n++) expect(inspectProduct(e2e.sim.core.state(), `BLG-${n}`).sheets).toHaveLength(7);
         expect(copyCalls(e2e)).toBe(7 * PRODUCTS);
+        // The calls went through the token's shared budget, which said what share it took in the log.
+        expect(e2e.host.logs.some((line) => /Smartsheet budget of token [0-9a-f]{16}, slices \d+–\d+ of 0\.75 s: leased \d+ in \d+ leases/.test(line))).toBe(true);
     });
 });

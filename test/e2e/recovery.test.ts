@@ -82,7 +82,7 @@ describe("recovery end to end: the patient reaper", { timeout: 180_000 }, () => 
             settings: {
                 AzureFunctionsJobHost__functionTimeout: "00:00:25",
                 SMARTSHEET_CALL_TIMEOUT_SECONDS: "20",
-                SMARTSHEET_RATE_LIMIT_RETRY_SECONDS: "1",
+                SMARTSHEET_RATE_LIMIT_RETRY_SECONDS: "1.5",
                 LATE_WRITE_HORIZON_SECONDS: "25",
                 STALE_AFTER_MINUTES: "0.5",
             },

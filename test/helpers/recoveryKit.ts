@@ -3,14 +3,22 @@ import { startE2E, waitFor, type E2E, type E2EOptions } from "./e2e";
 import { inspectProduct } from "./inspectProduct";
 
 /**
+ * Smartsheet's rate limit with its minute shrunk to 15 s, for the app (FAST_RECOVERY) and the
+ * simulator alike: 1.5 s of rate-limit waits must cover two slices of the shared budget's window.
+ */
+export const FAST_RATE_LIMIT = { requests: 300, windowMs: 15_000 };
+
+/**
  * Time, shrunk: a worker may run 8 s (functionTimeout), a Smartsheet call 5 s (1.5 s more of
  * rate-limit waits), a write may land up to 8 s after its claim, clocks differ by up to 1 s, and
- * a job without progress for 12 s is the reaper's, which looks every 2 s.
+ * a job without progress for 12 s is the reaper's, which looks every 2 s. The rate-limit window
+ * is 15 s (FAST_RATE_LIMIT; the simulator's too).
  */
 export const FAST_RECOVERY = {
     AzureFunctionsJobHost__functionTimeout: "00:00:08",
     SMARTSHEET_CALL_TIMEOUT_SECONDS: "5",
     SMARTSHEET_RATE_LIMIT_RETRY_SECONDS: "1.5",
+    SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS: String(FAST_RATE_LIMIT.windowMs / 1000),
     LATE_WRITE_HORIZON_SECONDS: "8",
     MAX_CLOCK_SKEW_SECONDS: "1",
     STALE_AFTER_MINUTES: "0.2",
@@ -134,7 +142,11 @@ export async function alertInbox(): Promise<AlertInbox> {
 
 /** An end-to-end stack with recovery time shrunk, only the given intake rows approved. */
 export async function startRecoveryE2E(options: E2EOptions & { only?: string[] } = {}): Promise<E2E> {
-    const e2e = await startE2E({ ...options, settings: { ...FAST_RECOVERY, ...options.settings } });
+    const e2e = await startE2E({
+        ...options,
+        settings: { ...FAST_RECOVERY, ...options.settings },
+        simulator: { rateLimit: FAST_RATE_LIMIT, ...options.simulator },
+    });
     if (options.only) await intake(e2e).onlyApprove(options.only);
     return e2e;
 }

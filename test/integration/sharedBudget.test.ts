@@ -5,13 +5,15 @@ import { BudgetTable } from "../../src/shared/smartsheet/BudgetTable";
 import { RateLimiter, RateLimitWaitTooLongError } from "../../src/shared/smartsheet/RateLimiter";
 import {
     SharedTokenBudget,
-    sliceBudget,
+    sliceCap,
     tokenHashOf,
     type BudgetRows,
     type SharedTokenBudgetOptions,
 } from "../../src/shared/smartsheet/SharedTokenBudget";
 import { createTableClient } from "../../src/shared/storage";
+import { loadConfig } from "../../src/shared/config";
 import { uniqueName } from "../helpers/names";
+import { FAST_RECOVERY } from "../helpers/recoveryKit";
 import { virtualClock, type VirtualClock } from "../helpers/virtualClock";
 
 const LIMIT = 300;
@@ -19,6 +21,18 @@ const LIMIT = 300;
 const STORAGE_LATENCY_MS = 10;
 const WINDOW_MS = 60_000;
 const SLICE_MS = WINDOW_MS / 20;
+/** FAST_RECOVERY's rate-limit settings, with what else start-up needs. */
+const FAST_RECOVERY_CONFIG = {
+    SMARTSHEET_ACCESS_TOKEN: "sim-token",
+    INTAKE_SHEET_ID: "1",
+    TEMPLATE_FOLDER_ID: "2",
+    PRODUCTS_FOLDER_ID: "3",
+    FILING_INDEX_SHEET_ID: "4",
+    AzureWebJobsStorage: "UseDevelopmentStorage=true",
+    TASK_HUB_NAME: "Sheetwright",
+    SMARTSHEET_RATE_LIMIT_RETRY_SECONDS: FAST_RECOVERY.SMARTSHEET_RATE_LIMIT_RETRY_SECONDS,
+    SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS: FAST_RECOVERY.SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS,
+};
 
 /** The most requests of `sentAt` that fall into any one window of `windowMs`. */
 function mostInAnyWindow(sentAt: number[], windowMs = WINDOW_MS): number {
@@ -58,10 +72,12 @@ describe("one Smartsheet budget per token, shared by every instance through the 
     /** One instance of the app: its own table client, budget and per-process limiter, on the shared clock. */
     function instance(clock: VirtualClock, token: string, options: Partial<SharedTokenBudgetOptions> = {}) {
         const lines: Array<{ level: string; message: string }> = [];
+        const limit = options.limit ?? LIMIT;
+        const windowMs = options.windowMs ?? WINDOW_MS;
         const budget = new SharedTokenBudget({
             accessToken: token,
-            limit: LIMIT,
-            windowMs: WINDOW_MS,
+            limit,
+            windowMs,
             leaseSize: 5,
             fallbackInstances: 4,
             rows: withLatency(clock, new BudgetTable(table())),
@@ -69,7 +85,7 @@ describe("one Smartsheet budget per token, shared by every instance through the 
             log: (level, message) => lines.push({ level, message }),
             ...options,
         });
-        return { token, budget, limiter: new RateLimiter(LIMIT, WINDOW_MS, clock, budget), lines, sentAt: [] as number[] };
+        return { token, budget, limiter: new RateLimiter(limit, windowMs, clock, budget), lines, sentAt: [] as number[] };
     }
 
     /** Every instance sends as fast as its limiter lets it, until `windows` windows have passed. */
@@ -138,26 +154,139 @@ describe("one Smartsheet budget per token, shared by every instance through the 
                 new RegExp(`^Smartsheet budget of token ${one.budget.tokenHash}, slices ${slices} of 3 s: leased \\d+ in \\d+ leases, used \\d+, .* storage transactions`),
             ),
         });
-        expect(one.lines).toEqual([summary("0–19"), summary("20–39")]);
+        // (From the slice of its first request in the window to that of its last.)
+        expect(one.lines).toEqual([summary("0–\\d+"), summary("20–\\d+")]);
+        expect(one.lines[0]!.message).toMatch(/; all instances together 300 granted in the last 22 slices at this instance's last lease; limit 300 per 60 s/);
         expect(JSON.stringify(one.lines)).not.toContain(token);
     });
 
-    it("frees the share of an instance that died holding a lease within one slice", async () => {
-        const clock = virtualClock(10 * SLICE_MS);
-        const token = `token-${uniqueName("dies")}`;
-        const holder = instance(clock, token, { leaseSize: 100 });
-        const survivor = instance(clock, token, { leaseSize: 100 });
+    it("lets a burst after a quiet spell use what the slices before it left unspent: a quarter of the limit a slice", async () => {
+        const clock = virtualClock(100 * SLICE_MS);
+        const one = instance(clock, `token-${uniqueName("burst")}`);
+        await clock.run([
+            async () => {
+                for (let request = 0; request < 200; request++) {
+                    await one.limiter.acquire();
+                    one.sentAt.push(clock.now());
+                }
+            },
+        ]);
 
-        // The holder leases all of slice 10 for its 50 waiting callers, sends one and dies.
-        expect(await holder.budget.take(50, Infinity)).toEqual({ granted: true });
-        const refused = await survivor.budget.take(1, Infinity);
-        expect(refused).toEqual({ granted: false, retryAt: expect.any(Number) });
-        expect(Math.floor((refused as { retryAt: number }).retryAt / SLICE_MS)).toBe(11);
+        // Up to 75 a slice (a quarter of 300), not the even 13 or 14: 200 requests in three slices instead of fifteen.
+        expect(sliceCap(LIMIT)).toBe(75);
+        const slices = one.sentAt.map((at) => Math.floor(at / SLICE_MS) - 100);
+        expect(Math.max(...slices)).toBe(2);
+        for (const slice of [0, 1, 2]) expect(slices.filter((s) => s === slice).length).toBeLessThanOrEqual(75);
+    });
+
+    it("never grants more than the limit in any run of 22 slices, however the grants fall, and holds back what the run has used", async () => {
+        const clock = virtualClock(10 * SLICE_MS);
+        const one = instance(clock, `token-${uniqueName("run")}`, { leaseSize: 1000 });
+        const granted: number[] = [];
+        for (let slice = 10; slice < 60; slice++) {
+            clock.set(slice * SLICE_MS);
+            let inSlice = 0;
+            while ((await one.budget.take(1000, Infinity)).granted) inSlice++;
+            granted.push(inSlice);
+        }
+        // Flat out: four slices of 75, then nothing until the first of them leaves the run, 22 slices on.
+        expect(granted.slice(0, 26)).toEqual([75, 75, 75, 75, ...Array<number>(18).fill(0), 75, 75, 75, 75]);
+        for (let first = 0; first + 22 <= granted.length; first++) {
+            expect(granted.slice(first, first + 22).reduce((sum, n) => sum + n, 0)).toBeLessThanOrEqual(LIMIT);
+        }
+    });
+
+    it("hands back, with its next lease, what it leased and did not send; one that dies strands at most its lease, for one run", async () => {
+        const clock = virtualClock(10 * SLICE_MS);
+        const token = `token-${uniqueName("back")}`;
+        const rows = new BudgetTable(table());
+        const [live, dying, other] = [instance(clock, token, { leaseSize: 100 }), instance(clock, token, { leaseSize: 100 }), instance(clock, token, { leaseSize: 100 })];
+
+        // Slice 10: each leases for more callers than it will serve, sends one.
+        expect(await live.budget.take(30, Infinity)).toEqual({ granted: true });
+        expect(await dying.budget.take(20, Infinity)).toEqual({ granted: true });
+        // Not held back by leases the others are sitting on: the slice's cap has room.
+        expect(await other.budget.take(1, Infinity)).toEqual({ granted: true });
 
         clock.set(11 * SLICE_MS);
-        let granted = 0;
-        while ((await survivor.budget.take(1, Infinity)).granted) granted++;
-        expect(granted).toBe(sliceBudget(11, LIMIT));
+        expect(await live.budget.take(1, Infinity)).toEqual({ granted: true });
+        expect(live.budget.stats().handedBack).toBe(29);
+        const row = await rows.read(tokenHashOf(token), AbortSignal.timeout(2_000));
+        // Slice 10 as stored now: the live instance's 1 sent, the dead one's 20 (it never comes back), the other's 1.
+        expect(row).toMatchObject({ slice: 11, granted: 1, earlier: [22] });
+    });
+
+    /**
+     * `callers` per instance (activities at once), each sending one request after another (each
+     * taking 50 ms) with the fast settings' rate-limit deadline, until the instances have sent
+     * `requests` together. One loop per instance stands for its callers (the virtual clock moves
+     * only while every client sleeps, and callers queued in a limiter do not): it serves them in
+     * the order they became ready, as the limiter's queue does, each against its own deadline.
+     * Returns what was sent and how many were refused unsent.
+     */
+    async function burst(clock: VirtualClock, instances: Array<ReturnType<typeof instance>>, callers: number, requests: number, deadlineMs: number) {
+        let started = 0;
+        let refused = 0;
+        await clock.run(
+            instances.map((one) => async () => {
+                const readyAt = Array<number>(callers).fill(clock.now());
+                while (started < requests) {
+                    started++;
+                    const caller = readyAt.indexOf(Math.min(...readyAt));
+                    const ready = readyAt[caller]!;
+                    if (clock.now() < ready) await clock.sleep(ready - clock.now());
+                    try {
+                        await one.limiter.acquire(ready + deadlineMs);
+                    } catch (error) {
+                        if (!(error instanceof RateLimitWaitTooLongError)) throw error;
+                        refused++;
+                        readyAt[caller] = clock.now();
+                        continue;
+                    }
+                    one.sentAt.push(clock.now());
+                    readyAt[caller] = clock.now() + 50;
+                }
+            }),
+        );
+        return { sent: instances.flatMap((one) => one.sentAt), refused };
+    }
+
+    it("paces, and does not refuse, a burst larger than a slice under the fast settings (the backlog e2e test's regression)", async () => {
+        // The backlog e2e test: 240 requests a window, FAST_RECOVERY's window and rate-limit deadline, 4 activities per instance.
+        const limit = 240;
+        const windowMs = Number(FAST_RECOVERY.SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS) * 1000;
+        const deadlineMs = Number(FAST_RECOVERY.SMARTSHEET_RATE_LIMIT_RETRY_SECONDS) * 1000;
+        const clock = virtualClock(1_000 * windowMs);
+        const token = `token-${uniqueName("fast")}`;
+        const instances = [instance(clock, token, { limit, windowMs }), instance(clock, token, { limit, windowMs })];
+
+        const { sent, refused } = await burst(clock, instances, 4, 200, deadlineMs);
+
+        expect(refused).toBe(0);
+        expect(sent).toHaveLength(200);
+        expect(mostInAnyWindow(sent, windowMs)).toBeLessThanOrEqual(limit);
+        // Paced: no slice granted more than its cap, so the burst took several slices.
+        const perSlice = new Map<number, number>();
+        for (const at of sent) perSlice.set(Math.floor(at / (windowMs / 20)), (perSlice.get(Math.floor(at / (windowMs / 20))) ?? 0) + 1);
+        expect(Math.max(...perSlice.values())).toBeLessThanOrEqual(sliceCap(limit));
+        expect(perSlice.size).toBeGreaterThanOrEqual(Math.ceil(200 / sliceCap(limit)));
+    });
+
+    it("refuses part of that burst with a 60 s window, whose 3 s slices outlast the 1.5 s deadline: what the start-up check forbids", async () => {
+        const limit = 240;
+        const windowMs = 60_000;
+        const deadlineMs = Number(FAST_RECOVERY.SMARTSHEET_RATE_LIMIT_RETRY_SECONDS) * 1000;
+        const clock = virtualClock(1_000 * windowMs);
+        const token = `token-${uniqueName("slow")}`;
+        const instances = [instance(clock, token, { limit, windowMs }), instance(clock, token, { limit, windowMs })];
+
+        const { refused } = await burst(clock, instances, 4, 200, deadlineMs);
+
+        expect(refused).toBeGreaterThan(0);
+        expect(() => loadConfig({ ...FAST_RECOVERY_CONFIG, SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS: "60" })).toThrow(
+            /SMARTSHEET_RATE_LIMIT_RETRY_SECONDS: 1.5 s is shorter than two slices of the shared request budget/,
+        );
+        expect(loadConfig(FAST_RECOVERY_CONFIG).SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS).toBe(windowMs / 4_000);
     });
 
     it("still refuses, unsent, a request the shared budget would hold back past its deadline", async () => {
@@ -165,7 +294,8 @@ describe("one Smartsheet budget per token, shared by every instance through the 
         const token = `token-${uniqueName("deadline")}`;
         const other = instance(clock, token, { leaseSize: 100 });
         const late = instance(clock, token);
-        await other.budget.take(50, Infinity);
+        // The other instance leases the whole slice: a quarter of the limit.
+        await other.budget.take(100, Infinity);
 
         await expect(late.limiter.acquire(10.5 * SLICE_MS)).rejects.toBeInstanceOf(RateLimitWaitTooLongError);
         expect(Math.floor(clock.now() / SLICE_MS)).toBe(10);
@@ -181,7 +311,11 @@ describe("one Smartsheet budget per token, shared by every instance through the 
         const until = clock.now() + 5_000;
         await hit.budget.sharePause(until);
         let answer = await other.budget.take(1, Infinity);
-        while (answer.granted) answer = await other.budget.take(1, Infinity); // what it had leased before the 429
+        // What it had leased before the 429, and the moment it leaves the others between two of its leases.
+        while (answer.granted || answer.retryAt < until) {
+            if (!answer.granted) clock.set(answer.retryAt);
+            answer = await other.budget.take(1, Infinity);
+        }
         expect(answer).toEqual({ granted: false, retryAt: until });
         await expect(other.limiter.acquire(until - 1_000)).rejects.toBeInstanceOf(RateLimitWaitTooLongError);
     });

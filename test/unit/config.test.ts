@@ -1,6 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError, describeConfig, loadConfig, timingOf } from "../../src/shared/config";
 import { functionTimeoutMs, parseTimeSpan } from "../../src/shared/hostTimeout";
+import { readFileSync } from "node:fs";
+import { COMPRESSED_PRODUCTION, SHRUNK_RECOVERY } from "../../tools/bench/timings";
+import { HOST_TIMING as CHAOS_HOST_TIMING } from "../../tools/chaos/stack";
+import { E2E_TIMING } from "../helpers/e2e";
+import { FAST_RECOVERY } from "../helpers/recoveryKit";
 
 const TOKEN = "tok_9f8e7d6c5b4a39281706f5e4d3c2b1a0SECRET";
 
@@ -227,6 +232,40 @@ describe("the reaper's window against the host's functionTimeout", () => {
         expect(functionTimeoutMs({})).toBe(600_000);
         expect(functionTimeoutMs({ AzureFunctionsJobHost__functionTimeout: "00:00:05" })).toBe(5_000);
         expect(functionTimeoutMs({ AzureFunctionsJobHost__functionTimeout: "-1" })).toBeUndefined();
+    });
+});
+
+describe("the rate-limit deadline against the shared budget's slices", () => {
+    it("refuses a deadline shorter than two slices of the budget's window, says why and what would do", () => {
+        // The regression: 1.5 s of rate-limit waits against 3 s slices (a 60 s window) refused a burst unsent.
+        expect(problemsOf({ ...valid, SMARTSHEET_RATE_LIMIT_RETRY_SECONDS: "1.5" }).problems).toEqual([
+            "SMARTSHEET_RATE_LIMIT_RETRY_SECONDS: 1.5 s is shorter than two slices of the shared request budget (6 s: " +
+                "SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS 60 s ÷ 20 × 2). The budget hands out requests a slice at a time; a request " +
+                "that finds its slice spent waits for the next one, and would be refused unsent while the window still has room. " +
+                "Raise it to at least 6 s, or shorten the window.",
+        ]);
+        expect(loadConfig({ ...valid, SMARTSHEET_RATE_LIMIT_RETRY_SECONDS: "6" }).SMARTSHEET_RATE_LIMIT_RETRY_SECONDS).toBe(6);
+        expect(loadConfig({ ...valid, SMARTSHEET_RATE_LIMIT_RETRY_SECONDS: "1.5", SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS: "15" }).SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS).toBe(15);
+        expect(problemsOf({ ...valid, SMARTSHEET_RATE_LIMIT_RETRY_SECONDS: "1", SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS: "15" }).problems).toEqual([
+            expect.stringMatching(/^SMARTSHEET_RATE_LIMIT_RETRY_SECONDS: 1 s is shorter than two slices of the shared request budget \(1\.5 s: /),
+        ]);
+    });
+
+    it("is met by every set of settings the tests, the benchmark and chaos run the app with", () => {
+        const sets: Record<string, Record<string, string>> = {
+            "the e2e tests": E2E_TIMING,
+            FAST_RECOVERY: { ...E2E_TIMING, ...FAST_RECOVERY },
+            "the backlog e2e test": { ...E2E_TIMING, ...FAST_RECOVERY, SMARTSHEET_REQUESTS_PER_MINUTE: "240" },
+            COMPRESSED_PRODUCTION,
+            SHRUNK_RECOVERY,
+            // A plan's copy settle is 0 or 1 s.
+            chaos: { ...CHAOS_HOST_TIMING, COPY_SETTLE_SECONDS: "1" },
+            "local.settings.example.json": (JSON.parse(readFileSync("local.settings.example.json", "utf8")) as { Values: Record<string, string> }).Values,
+        };
+        for (const [name, settings] of Object.entries(sets)) {
+            const env = { ...settings, ...valid };
+            expect(() => loadConfig(env, { functionTimeoutMs: functionTimeoutMs(env) }), name).not.toThrow();
+        }
     });
 });
 

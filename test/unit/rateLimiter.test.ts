@@ -6,7 +6,7 @@ import {
     type Clock,
     type RequestBudget,
 } from "../../src/shared/smartsheet/RateLimiter";
-import { SLICES_SHARING_THE_LIMIT, sliceBudget } from "../../src/shared/smartsheet/SharedTokenBudget";
+import { grantsSeenFrom, SLICES_SHARING_THE_LIMIT, sliceBudget, sliceCap } from "../../src/shared/smartsheet/SharedTokenBudget";
 
 /** A clock whose sleeps advance time instantly and are recorded. */
 function fakeClock(): Clock & { slept: number[] } {
@@ -193,5 +193,33 @@ describe("sliceBudget", () => {
                 expect(sum).toBeLessThanOrEqual(Math.ceil(limit / instances));
             }
         }
+    });
+});
+
+describe("grantsSeenFrom: a budget row's grants from a slice's point of view", () => {
+    const zeros = (n: number) => Array<number>(n).fill(0);
+
+    it("shifts the row's grants back by the slices since it was written, and forgets those past the run", () => {
+        const row = { slice: 100, granted: 7, earlier: [3, 0, 5], pausedUntil: 0 };
+        expect(grantsSeenFrom(row, 100, 300)).toEqual({ earlier: [3, 0, 5, ...zeros(18)], inSlice: 7 });
+        expect(grantsSeenFrom(row, 102, 300)).toEqual({ earlier: [0, 7, 3, 0, 5, ...zeros(16)], inSlice: 0 });
+        // Slice 100 is the 21st slice before 121, the last the run of 22 holds; before it, nothing.
+        expect(grantsSeenFrom(row, 121, 300)).toEqual({ earlier: [...zeros(20), 7], inSlice: 0 });
+        expect(grantsSeenFrom(row, 122, 300)).toEqual({ earlier: zeros(21), inSlice: 0 });
+    });
+
+    it("reads a row written before the grants were kept as every slice having granted its even share: the old budget exactly", () => {
+        const legacy = { slice: 500, granted: 4, pausedUntil: 0 };
+        const { earlier, inSlice } = grantsSeenFrom(legacy, 500, 300);
+        expect(300 - earlier.reduce((sum, n) => sum + n, 0) - inSlice).toBe(sliceBudget(500, 300) - 4);
+    });
+
+    it("counts all a row ahead of this clock holds as granted just before (a clock gone wrong, taken back)", () => {
+        const ahead = { slice: 900, granted: 20, earlier: [30, 40], pausedUntil: 0 };
+        expect(grantsSeenFrom(ahead, 800, 300)).toEqual({ earlier: [90, ...zeros(20)], inSlice: 0 });
+    });
+
+    it("caps a slice at a quarter of the limit, and at least one", () => {
+        expect([300, 240, 3000, 7, 1].map(sliceCap)).toEqual([75, 60, 750, 2, 1]);
     });
 });

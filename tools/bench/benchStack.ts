@@ -146,7 +146,7 @@ export class BenchStack {
 
     /** Fires the intake sweep and resolves with its count line once it has run. */
     async sweep(): Promise<string> {
-        const done = this.host.nextLine(/intake sweep \(routine[^)]*\): \d+ rows read, \d+ approved/, 120_000);
+        const done = this.host.nextLine(/intake sweep of site \S+ \(routine[^)]*\): \d+ rows read, \d+ approved/, 120_000);
         await this.host.fire("intakeSweep");
         return done;
     }

@@ -32,6 +32,12 @@ export const COMPRESSED_PRODUCTION = {
 };
 
 /**
+ * Recovery's rate limit: Smartsheet's minute shrunk to 10 s (the app's window and the simulator's),
+ * so that its 1 s of rate-limit waits covers two slices of the shared budget's window.
+ */
+export const SHRUNK_RATE_LIMIT = { requests: 300, windowMs: 10_000 };
+
+/**
  * Recovery's time shrunk further, in the e2e tests' proportions (test/helpers/recoveryKit.ts):
  * a killed host's work item comes back after 2 s, a dead run's claim goes stale after 5.5 s
  * (a write's 4 s + settle + skew), a job without progress for 9 s is the reaper's, which looks
@@ -42,6 +48,8 @@ export const SHRUNK_RECOVERY = {
     AzureFunctionsJobHost__functionTimeout: "00:00:06",
     SMARTSHEET_CALL_TIMEOUT_SECONDS: "3",
     SMARTSHEET_RATE_LIMIT_RETRY_SECONDS: "1",
+    SMARTSHEET_REQUESTS_PER_MINUTE: String(SHRUNK_RATE_LIMIT.requests),
+    SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS: String(SHRUNK_RATE_LIMIT.windowMs / 1000),
     COPY_SETTLE_SECONDS: "1",
     LATE_WRITE_HORIZON_SECONDS: "5",
     MAX_CLOCK_SKEW_SECONDS: "0.5",

@@ -14,8 +14,10 @@ export const FUNCTION_KEY = "chaos-function-key";
 const SIM_TOKEN = "sim-token";
 /** Timers are fired by the plan, never by the clock (the reaper has its own fast schedule). */
 const NEVER = "0 0 0 1 1 *";
+/** A rate limit the schedules do not reach, in the app's shrunk window. */
+const CHAOS_RATE_LIMIT = { requests: 3000, windowMs: 15_000 };
 /** Compressed time: the same proportions as production, in seconds instead of minutes. */
-const HOST_TIMING = {
+export const HOST_TIMING = {
     AzureFunctionsJobHost__functionTimeout: "00:00:04",
     SMARTSHEET_CALL_TIMEOUT_SECONDS: String(CALL_TIMEOUT_SECONDS),
     // Longer than functionTimeout + the longest step retry + clock skew (4 + 2 + 0.5 s).
@@ -27,9 +29,11 @@ const HOST_TIMING = {
     MAX_RECOVERIES: "2",
     LATE_WRITE_HORIZON_SECONDS: String(LATE_WRITE_HORIZON_SECONDS),
     MAX_CLOCK_SKEW_SECONDS: "0.5",
-    SMARTSHEET_REQUESTS_PER_MINUTE: "3000",
+    SMARTSHEET_REQUESTS_PER_MINUTE: String(CHAOS_RATE_LIMIT.requests),
     // One write (rate-limit waits + call timeout) and its settle must fit in functionTimeout.
     SMARTSHEET_RATE_LIMIT_RETRY_SECONDS: "1.5",
+    // Smartsheet's minute shrunk to 15 s (the simulator's too): 1.5 s of rate-limit waits cover two slices of the shared budget.
+    SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS: String(CHAOS_RATE_LIMIT.windowMs / 1000),
     AzureFunctionsJobHost__extensions__durableTask__storageProvider__workItemQueueVisibilityTimeout: "00:00:02",
     AzureFunctionsJobHost__extensions__durableTask__storageProvider__controlQueueVisibilityTimeout: "00:00:02",
     AzureFunctionsJobHost__extensions__queues__visibilityTimeout: "00:00:00",
@@ -59,7 +63,7 @@ export class ScheduleStack {
      * restarts Azurite — on an Azurite of its own that keeps its data on disk.
      */
     static async start(plan: Plan, sharedStorage: string): Promise<ScheduleStack> {
-        const sim = await startSimulator({ port: 0, rateLimit: { requests: 3000, windowMs: 60_000 } });
+        const sim = await startSimulator({ port: 0, rateLimit: CHAOS_RATE_LIMIT });
         const alerts: ReceivedAlert[] = [];
         const webhook = await startWebhook(alerts);
         let azurite: RunningAzurite | undefined;

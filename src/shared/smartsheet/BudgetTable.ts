@@ -8,12 +8,19 @@ const StoredRow = z.object({
     etag: z.string(),
     slice: z.string().regex(/^-?\d+$/).transform(Number),
     granted: z.number().int().min(0),
+    // The grants of the slices before `slice`, latest first, comma-separated; absent in a row written before they were kept.
+    earlier: z
+        .string()
+        .regex(/^(\d+(,\d+)*)?$/)
+        .transform((text) => (text === "" ? [] : text.split(",").map(Number)))
+        .optional(),
     pausedUntil: z.iso.datetime().transform((iso) => Date.parse(iso)),
 });
 
 /**
  * The budget rows in the Jobs table: partition `smartsheet-budget`, one row per token hash
- * (`kind` = `budget`). Every write is conditional; a conflict is an answer, not an error.
+ * (`kind` = `budget`), holding the slice being leased, its grants, the grants of the slices before
+ * it and the shared 429 pause. Every write is conditional; a conflict is an answer, not an error.
  */
 export class BudgetTable implements BudgetRows {
     constructor(private readonly table: TableClient) {}
@@ -23,7 +30,7 @@ export class BudgetTable implements BudgetRows {
             const entity = await this.table.getEntity<Record<string, unknown>>(PARTITION, tokenHash, { abortSignal: signal });
             const parsed = StoredRow.safeParse(entity);
             // A row edited into nonsense is leased over (its ETag is all a write needs): it stops nothing.
-            return parsed.success ? parsed.data : { etag: String(entity.etag), slice: Number.MIN_SAFE_INTEGER, granted: 0, pausedUntil: 0 };
+            return parsed.success ? parsed.data : { etag: String(entity.etag), slice: Number.MIN_SAFE_INTEGER, granted: 0, earlier: [], pausedUntil: 0 };
         } catch (error) {
             if (statusOf(error) === 404) return undefined;
             throw error;
@@ -60,6 +67,7 @@ function entityOf(tokenHash: string, row: BudgetRow) {
         // A string: slice numbers of short test windows outgrow a Table Int32.
         slice: String(row.slice),
         granted: row.granted,
+        ...(row.earlier ? { earlier: row.earlier.join(",") } : {}),
         pausedUntil: new Date(row.pausedUntil).toISOString(),
     };
 }

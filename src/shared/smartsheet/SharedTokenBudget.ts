@@ -2,13 +2,42 @@ import { createHash } from "node:crypto";
 import { systemClock, type BudgetAnswer, type Clock, type RequestBudget } from "./RateLimiter";
 
 /** A window is cut into this many slices; a lease is good only in the slice it was taken for. */
-const SLICES_PER_WINDOW = 20;
+export const SLICES_PER_WINDOW = 20;
 /**
  * Any window of `windowMs` touches at most SLICES_PER_WINDOW + 1 slices, and one more when the
- * instances' clocks differ by up to half a slice: the limit is spread over this many consecutive
- * slices, so that no window can hold more than the limit.
+ * instances' clocks differ by up to half a slice: no run of this many consecutive slices is
+ * granted more than the limit, so that no window can hold more than the limit.
  */
 export const SLICES_SHARING_THE_LIMIT = SLICES_PER_WINDOW + 2;
+/** The slices before the current one whose grants the row keeps: with it, a run of SLICES_SHARING_THE_LIMIT. */
+const EARLIER_SLICES = SLICES_SHARING_THE_LIMIT - 1;
+/**
+ * The most of the limit one slice may grant, however much the slices before it left unspent: a
+ * burst goes out at up to this many times the even pace rather than all at once, and the whole
+ * window is never one instance's prize in one race for the row.
+ */
+const SLICE_CAP_SHARE = 1 / 4;
+
+/** The most requests one slice may grant: the even share at least, a quarter of the limit at most (rounded up). */
+export function sliceCap(limit: number): number {
+    return Math.max(1, Math.ceil(limit * SLICE_CAP_SHARE));
+}
+
+/** The length of one slice of the budget's window. */
+export function budgetSliceMs(windowMs: number): number {
+    return windowMs / SLICES_PER_WINDOW;
+}
+
+/**
+ * The longest the budget itself holds back a request while its window still has room: until the
+ * next slice (up to a slice), plus the spread that keeps refused instances from colliding (a
+ * tenth of one), plus half a slice behind an instance whose clock is ahead, plus a lease's
+ * storage round trip. Two slices cover it; a rate-limit deadline shorter than this would refuse,
+ * unsent, requests the budget only paces.
+ */
+export function budgetPacingWaitMs(windowMs: number): number {
+    return 2 * budgetSliceMs(windowMs);
+}
 /** The longest one storage call of the budget may take before the instance falls back. */
 const STORAGE_TIMEOUT_MS = 2_000;
 /** Storage answers within this when it is well: a call cut short by a request's deadline after this long says it is not. */
@@ -18,10 +47,19 @@ const LEASE_ATTEMPTS = 8;
 /** A row this many slices ahead of our clock is skew we wait out; further ahead, a clock gone wrong. */
 const MAX_SLICES_AHEAD = 2;
 
-/** What the stored row of a token says: the slice being leased, how much of it is granted, and a shared 429 pause. */
+/**
+ * What the stored row of a token says: the slice being leased, how much of it is granted, how
+ * much each slice before it was granted, and a shared 429 pause.
+ */
 export interface BudgetRow {
     slice: number;
     granted: number;
+    /**
+     * Requests granted in each of the slices before `slice`, the latest first (up to
+     * SLICES_SHARING_THE_LIMIT − 1 of them; missing ones granted none). A row written before the
+     * budget kept them has none: read as each slice having granted its even share of the limit.
+     */
+    earlier?: number[];
     /** Clock time (ms) until which every instance holds back after a 429; 0 for none. */
     pausedUntil: number;
 }
@@ -62,6 +100,8 @@ export interface BudgetStats {
     usedOnFallback: number;
     conflicts: number;
     slicesSpentOut: number;
+    /** Leased, not sent before the lease's slice ended, and handed back to the window with the next lease. */
+    handedBack: number;
     storageTransactions: number;
 }
 
@@ -80,11 +120,38 @@ export function sliceBudget(slice: number, limit: number, sharers = 1): number {
 }
 
 /**
+ * The row's grants as seen from `slice`: what each of the EARLIER_SLICES slices before it was
+ * granted (the latest first) and what `slice` itself has been. A row whose slice is ahead of
+ * `slice` (a clock gone wrong, taken back) counts all it holds as granted just before.
+ */
+export function grantsSeenFrom(row: BudgetRow, slice: number, limit: number): { earlier: number[]; inSlice: number } {
+    const rowEarlier = row.earlier ?? Array.from({ length: EARLIER_SLICES }, (_, back) => sliceBudget(row.slice - 1 - back, limit));
+    const earlier = new Array<number>(EARLIER_SLICES).fill(0);
+    if (row.slice > slice) {
+        earlier[0] = row.granted + rowEarlier.reduce((sum, n) => sum + n, 0);
+        return { earlier, inSlice: 0 };
+    }
+    const gap = slice - row.slice;
+    [row.granted, ...rowEarlier].forEach((granted, back) => {
+        // `back` slices before the row's slice: gap + back slices before `slice` (0: `slice` itself).
+        const at = gap + back - 1;
+        if (at >= 0 && at < EARLIER_SLICES) earlier[at] = granted;
+    });
+    return { earlier, inSlice: gap === 0 ? row.granted : 0 };
+}
+
+/**
  * One request budget per Smartsheet token, shared by every instance of the app through one stored
- * row. Time is cut into slices; an instance leases a few of the current slice's requests with a
- * conditional (ETag) write, spends them, and leases again. A lease dies with its slice, so an
- * instance that dies holding one blocks nobody for longer than that. When storage cannot be
- * reached, the instance paces itself to a conservative share instead of stopping.
+ * row. Time is cut into slices; an instance leases a few requests of the current slice with a
+ * conditional (ETag) write, spends them, and leases again. The row keeps what each of the last
+ * slices was granted, and a slice may grant what the slices before it in the same run of
+ * SLICES_SHARING_THE_LIMIT left unspent, up to a quarter of the limit (`sliceCap`): a burst after
+ * a quiet spell is not held to the even pace, and no run, so no window, ever holds more than the
+ * limit. One instance leases at most at the cap's pace, so that the others reach the row between
+ * its leases. A lease is good only in its slice; what an instance leased and did not send is
+ * handed back with its next lease (one that dies holding a lease strands at most that lease, for
+ * one run). When storage cannot be reached, the instance paces itself to a conservative share
+ * instead of stopping.
  */
 export class SharedTokenBudget implements RequestBudget {
     readonly tokenHash: string;
@@ -96,6 +163,10 @@ export class SharedTokenBudget implements RequestBudget {
     /** …unless other instances wrote it lately: then the ETag is stale and a read first is cheaper. */
     private othersLeasing = false;
     private held = { slice: NaN, left: 0 };
+    /** What every instance together had been granted in the last SLICES_SHARING_THE_LIMIT slices, at our last lease. */
+    private grantedInRun = 0;
+    /** Clock time before which this instance does not lease again (see `leased`). */
+    private nextLeaseAt = 0;
     private spentOutSlice = NaN;
     private sharedPauseUntil = 0;
     private usage = { slice: NaN, used: 0, usedInSliceBefore: 0 };
@@ -113,7 +184,7 @@ export class SharedTokenBudget implements RequestBudget {
         }
         this.tokenHash = tokenHashOf(options.accessToken);
         this.windowMs = options.windowMs ?? 60_000;
-        this.sliceMs = this.windowMs / SLICES_PER_WINDOW;
+        this.sliceMs = budgetSliceMs(this.windowMs);
         this.clock = options.clock ?? systemClock;
     }
 
@@ -134,6 +205,8 @@ export class SharedTokenBudget implements RequestBudget {
             }
             if (this.fallback && now < this.fallback.retryStorageAt) return this.takeFromFallback(slice, now);
             if (this.spentOutSlice === slice) return this.refusedUntilNextSlice(slice);
+            // Our last lease was a moment ago: let the other instances at the row between our leases.
+            if (now < this.nextLeaseAt) return { granted: false, retryAt: this.nextLeaseAt };
             // Ran out in the slice before: demand is above our share, take whole leases. Else as much as we are likely to use.
             const hungry = this.spentOutSlice === slice - 1;
             const want = hungry
@@ -163,18 +236,18 @@ export class SharedTokenBudget implements RequestBudget {
         const timeoutMs = Math.min(STORAGE_TIMEOUT_MS, deadline - now);
         // Too little time left to ask storage: a refusal the rate limiter turns into "not sent".
         if (!(timeoutMs > 0)) return { granted: false, retryAt: now + STORAGE_TIMEOUT_MS };
-        const signal = AbortSignal.timeout(timeoutMs);
-        const budget = sliceBudget(slice, this.options.limit);
+        // Whole milliseconds: AbortSignal.timeout refuses a fraction (deadlines and slices need not be whole).
+        const signal = AbortSignal.timeout(Math.ceil(timeoutMs));
+        const { limit } = this.options;
         try {
             for (let attempt = 0; attempt < LEASE_ATTEMPTS; attempt++) {
                 const row = (this.othersLeasing ? undefined : this.row) ?? (await this.read(signal));
                 if (!row) {
-                    const granted = Math.min(want, budget);
-                    if (granted <= 0) return this.spentOut(slice);
+                    const granted = Math.min(want, sliceCap(limit));
                     const created = await this.storage(() =>
-                        this.options.rows.create(this.tokenHash, { slice, granted, pausedUntil: 0 }, signal),
+                        this.options.rows.create(this.tokenHash, { slice, granted, earlier: [], pausedUntil: 0 }, signal),
                     );
-                    if (created) return this.leased(created, slice, granted, granted === budget);
+                    if (created) return this.leased(created, slice, granted, granted === sliceCap(limit), 0, granted, now);
                     this.count("conflicts");
                     continue;
                 }
@@ -189,16 +262,23 @@ export class SharedTokenBudget implements RequestBudget {
                     if (row.slice <= slice + MAX_SLICES_AHEAD) return { granted: false, retryAt: this.startOf(row.slice) };
                     this.warnClockAhead(row.slice, slice);
                 }
-                const already = row.slice === slice ? row.granted : 0;
-                const granted = Math.min(want, budget - already);
+                const { earlier, inSlice } = grantsSeenFrom(row, slice, limit);
+                const handedBack = row.slice <= slice ? this.handBack(earlier, slice) : 0;
+                const room = Math.min(limit - sum(earlier), sliceCap(limit)) - inSlice;
+                const granted = Math.min(want, room);
                 if (granted <= 0) {
                     this.row = row;
                     return this.spentOut(slice);
                 }
                 const replaced = await this.storage(() =>
-                    this.options.rows.replace(this.tokenHash, { slice, granted: already + granted, pausedUntil: row.pausedUntil }, row.etag, signal),
+                    this.options.rows.replace(
+                        this.tokenHash,
+                        { slice, granted: inSlice + granted, earlier: withoutTrailingZeros(earlier), pausedUntil: row.pausedUntil },
+                        row.etag,
+                        signal,
+                    ),
                 );
-                if (replaced) return this.leased(replaced, slice, granted, already + granted === budget);
+                if (replaced) return this.leased(replaced, slice, granted, granted === room, handedBack, sum(earlier) + inSlice + granted, now);
                 this.row = undefined;
                 this.othersLeasing = true;
                 this.count("conflicts");
@@ -213,6 +293,20 @@ export class SharedTokenBudget implements RequestBudget {
         }
     }
 
+    /**
+     * Takes what this instance leased in an earlier slice and did not send off that slice's count
+     * in `earlier` (the lease lapsed with its slice: those requests can no longer go), so that the
+     * rest of the window may grant them again. Returns how many.
+     */
+    private handBack(earlier: number[], slice: number): number {
+        const { slice: heldSlice, left } = this.held;
+        const at = slice - heldSlice - 1;
+        if (!(left > 0) || !(at >= 0 && at < earlier.length)) return 0;
+        const back = Math.min(left, earlier[at]!);
+        earlier[at] = earlier[at]! - back;
+        return back;
+    }
+
     private async read(signal: AbortSignal): Promise<StoredBudgetRow | undefined> {
         const row = await this.storage(() => this.options.rows.read(this.tokenHash, signal));
         // Nobody wrote since we did: our ETag is good again.
@@ -225,9 +319,21 @@ export class SharedTokenBudget implements RequestBudget {
         return call();
     }
 
-    private leased(row: StoredBudgetRow, slice: number, granted: number, lastOfSlice: boolean): "ask again" {
+    private leased(
+        row: StoredBudgetRow,
+        slice: number,
+        granted: number,
+        lastOfSlice: boolean,
+        handedBack: number,
+        grantedInRun: number,
+        askedAt: number,
+    ): "ask again" {
         this.row = row;
         this.held = { slice, left: granted };
+        this.grantedInRun = grantedInRun;
+        // One instance leases at most at the pace of a slice's cap, spread over the slice: the others get to the row in between.
+        this.nextLeaseAt = Math.min(askedAt + (granted * this.sliceMs) / sliceCap(this.options.limit), this.startOf(slice + 1));
+        this.count("handedBack", handedBack);
         // We took the rest: no need to ask storage again to learn that the slice is spent.
         if (lastOfSlice) this.noteSpentOut(slice);
         this.count("leases");
@@ -295,10 +401,19 @@ export class SharedTokenBudget implements RequestBudget {
                 if (row && row.pausedUntil >= until) return;
                 const written = row
                     ? await this.storage(() =>
-                          this.options.rows.replace(this.tokenHash, { slice: row.slice, granted: row.granted, pausedUntil: until }, row.etag, signal),
+                          this.options.rows.replace(
+                              this.tokenHash,
+                              { slice: row.slice, granted: row.granted, earlier: row.earlier, pausedUntil: until },
+                              row.etag,
+                              signal,
+                          ),
                       )
                     : await this.storage(() =>
-                          this.options.rows.create(this.tokenHash, { slice: Math.floor(now / this.sliceMs), granted: 0, pausedUntil: until }, signal),
+                          this.options.rows.create(
+                              this.tokenHash,
+                              { slice: Math.floor(now / this.sliceMs), granted: 0, earlier: [], pausedUntil: until },
+                              signal,
+                          ),
                       );
                 this.row = written;
                 if (written) return;
@@ -339,8 +454,9 @@ export class SharedTokenBudget implements RequestBudget {
                     `Smartsheet budget of token ${this.tokenHash}, slices ${firstSlice}–${lastSlice} of ${this.sliceMs / 1000} s: ` +
                         `leased ${stats.leased} in ${stats.leases} leases, used ${requests}` +
                         (stats.usedOnFallback > 0 ? ` (${stats.usedOnFallback} on the fallback share, storage unreachable)` : "") +
-                        `, ${stats.conflicts} ETag conflicts, ${stats.slicesSpentOut} slices spent out; ` +
+                        `, ${stats.handedBack} handed back unused, ${stats.conflicts} ETag conflicts, ${stats.slicesSpentOut} slices spent out; ` +
                         `${stats.storageTransactions} storage transactions (${requests > 0 ? (stats.storageTransactions / requests).toFixed(2) : "–"} per request); ` +
+                        `all instances together ${this.grantedInRun} granted in the last ${SLICES_SHARING_THE_LIMIT} slices at this instance's last lease; ` +
                         `limit ${this.options.limit} per ${this.windowMs / 1000} s for all instances`,
                 );
             }
@@ -359,8 +475,19 @@ export class SharedTokenBudget implements RequestBudget {
     }
 }
 
+function sum(numbers: number[]): number {
+    return numbers.reduce((total, n) => total + n, 0);
+}
+
+/** `earlier` as stored: slices past the last one that granted anything granted none. */
+function withoutTrailingZeros(earlier: number[]): number[] {
+    let length = earlier.length;
+    while (length > 0 && earlier[length - 1] === 0) length--;
+    return earlier.slice(0, length);
+}
+
 function emptyStats(): BudgetStats {
-    return { leases: 0, leased: 0, used: 0, usedOnFallback: 0, conflicts: 0, slicesSpentOut: 0, storageTransactions: 0 };
+    return { leases: 0, leased: 0, used: 0, usedOnFallback: 0, conflicts: 0, slicesSpentOut: 0, handedBack: 0, storageTransactions: 0 };
 }
 
 function describeError(error: unknown): string {

@@ -1,7 +1,7 @@
 import { BenchStack, productRequest, SMARTSHEET_LATENCY_MS } from "../benchStack";
 import type { Measured } from "../figures";
 import { byOperation, isWrite, runProduct, type ProductRun } from "../productRun";
-import { SHRUNK_RECOVERY } from "../timings";
+import { SHRUNK_RATE_LIMIT, SHRUNK_RECOVERY } from "../timings";
 
 /** Stacks interrupting products side by side (two rounds for 26 points): each point mostly waits (redelivery, claims, horizon). */
 const WORKERS = 13;
@@ -29,7 +29,7 @@ interface PointResult {
  * same stack: reads and writes beyond it.
  */
 export async function recovery(storage: string): Promise<Measured> {
-    const stacks = await BenchStack.startMany(WORKERS, { storage, settings: SHRUNK_RECOVERY, simulator: { latencyMs: SMARTSHEET_LATENCY_MS } });
+    const stacks = await BenchStack.startMany(WORKERS, { storage, settings: SHRUNK_RECOVERY, simulator: { latencyMs: SMARTSHEET_LATENCY_MS, rateLimit: SHRUNK_RATE_LIMIT } });
     const results: PointResult[] = [];
     let baselines: ProductRun[];
     try {

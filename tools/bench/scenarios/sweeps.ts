@@ -40,7 +40,7 @@ async function routineSweep(storage: string, rows: number): Promise<{ calls: Cal
         stack.sim.core.resetCalls();
         const line = await stack.sweep();
         if (!line.includes(`${NEW_APPROVALS} queued`)) throw new Error(`The measured sweep did not queue the ${NEW_APPROVALS} new approvals: ${line}`);
-        return { calls: stack.callLog(), line: line.replace(/^.*intake sweep \(/, "(") };
+        return { calls: stack.callLog(), line: line.replace(/^.*intake sweep of site \S+ \(/, "(") };
     } finally {
         await stack.stop();
     }
