@@ -56,6 +56,8 @@ export interface StackOptions {
     /** Host processes sharing the stack's storage and token (scale-out). Default 1. */
     hosts?: number;
     simulator?: SimConfigPatch;
+    /** The simulator's clock (ms), when the scenario needs Smartsheet's time to differ from now. */
+    simulatorClock?: () => number;
 }
 
 /**
@@ -84,7 +86,7 @@ export class BenchStack {
     }
 
     static async start(options: StackOptions): Promise<BenchStack> {
-        const sim = await startSimulator({ port: 0 });
+        const sim = await startSimulator({ port: 0, ...(options.simulatorClock ? { clock: options.simulatorClock } : {}) });
         if (options.simulator) sim.core.configure(options.simulator);
         const unique = randomBytes(4).toString("hex");
         const settings = appSettingsFor(
