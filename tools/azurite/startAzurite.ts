@@ -1,3 +1,4 @@
+import { readFile } from "node:fs/promises";
 import { ChildProcess, spawn } from "node:child_process";
 import { createServer } from "node:net";
 import path from "node:path";
@@ -126,5 +127,32 @@ export function freePort(host = "127.0.0.1"): Promise<number> {
             const port = typeof address === "object" && address ? address.port : 0;
             server.close(() => resolve(port));
         });
+    });
+}
+
+/**
+ * A free TCP port below the OS's ephemeral range, for a server that must come back on the same
+ * port after a restart: a port from that range (what `freePort` gets) can be handed to another
+ * port-0 listener, or to an outgoing connection, while the server is down.
+ */
+export async function restartablePort(host = "127.0.0.1", except: readonly number[] = []): Promise<number> {
+    const ephemeralFrom = await readFile("/proc/sys/net/ipv4/ip_local_port_range", "utf8").then(
+        (text) => Number(text.trim().split(/\s+/)[0]) || 32768,
+        () => 32768,
+    );
+    const from = Math.min(15_000, ephemeralFrom - 1_000);
+    for (let attempt = 0; attempt < 100; attempt++) {
+        const port = from + Math.floor(Math.random() * (ephemeralFrom - from));
+        if (!except.includes(port) && (await canListen(host, port))) return port;
+    }
+    throw new Error(`No free port between ${from} and ${ephemeralFrom} on ${host}.`);
+}
+
+function canListen(host: string, port: number): Promise<boolean> {
+    return new Promise((resolve) => {
+        const server = createServer();
+        server.unref();
+        server.once("error", () => resolve(false));
+        server.listen(port, host, () => server.close(() => resolve(true)));
     });
 }

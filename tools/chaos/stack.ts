@@ -4,7 +4,7 @@ import { createServer, type Server } from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { QueueClient } from "@azure/storage-queue";
-import { freePort, startAzurite, type RunningAzurite } from "../azurite/startAzurite";
+import { freePort, restartablePort, startAzurite, type RunningAzurite } from "../azurite/startAzurite";
 import { startSimulator, type RunningSimulator } from "../smartsheet-sim";
 import { appSettingsFor } from "../stack/appSettings";
 import { HarnessError, HostProcess } from "./hostProcess";
@@ -70,7 +70,9 @@ export class ScheduleStack {
         let azuriteFolder: string | undefined;
         if (plan.steps.some((step) => step.action.kind === "restartAzurite")) {
             azuriteFolder = await mkdtemp(path.join(os.tmpdir(), "chaos-azurite-"));
-            azurite = await startAzurite({ tablePort: 0, queuePort: 0, persistTo: azuriteFolder });
+            // Restarted on the same ports by `restartAzurite`: none another listener or connection could take meanwhile.
+            const tablePort = await restartablePort();
+            azurite = await startAzurite({ tablePort, queuePort: await restartablePort(undefined, [tablePort]), persistTo: azuriteFolder });
         }
         const unique = randomBytes(4).toString("hex");
         const settings = appSettingsFor(
