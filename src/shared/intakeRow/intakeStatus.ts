@@ -45,10 +45,9 @@ export async function writeIntakeStatus(
     let statusColumnId = row.intakeStatusColumnId;
     let folderColumnId = row.intakeFolderColumnId;
     if (!statusColumnId) {
-        const sheet = await smartsheet.getSheet(Number(pk), { rowIds: [Number(rk)] });
-        const { ids } = columnIdsByTitle(sheet, { status: IntakeColumns.status, folder: IntakeColumns.folder });
-        statusColumnId = ids.status;
-        folderColumnId = ids.folder;
+        const read = await readIntakeRow(smartsheet, row);
+        statusColumnId = read.statusColumnId;
+        folderColumnId = read.folderColumnId;
         if (!statusColumnId) throw new Error(`The intake sheet has no "${IntakeColumns.status}" column.`);
     }
     const cells = [{ columnId: statusColumnId, value: status }];
@@ -67,15 +66,20 @@ export async function intakeRowShows(
     status: string,
     folderLink?: string,
 ): Promise<{ shows: boolean; intakeStatusColumnId?: number; intakeFolderColumnId?: number }> {
-    const { pk, rk } = keyOf(row);
-    const sheet = await smartsheet.getSheet(Number(pk), { rowIds: [Number(rk)] });
-    const { ids } = columnIdsByTitle(sheet, { status: IntakeColumns.status, folder: IntakeColumns.folder });
-    const intakeRow = sheet.rows.find((candidate) => candidate.id === Number(rk));
+    const { intakeRow, statusColumnId, folderColumnId } = await readIntakeRow(smartsheet, row);
     const text = (columnId: number | undefined) => String(intakeRow?.cells.find((cell) => cell.columnId === columnId)?.value ?? "");
     const shows =
         intakeRow !== undefined &&
-        ids.status !== undefined &&
-        text(ids.status) === status &&
-        (!folderLink || !ids.folder || text(ids.folder) === folderLink);
-    return { shows, intakeStatusColumnId: ids.status, intakeFolderColumnId: ids.folder };
+        statusColumnId !== undefined &&
+        text(statusColumnId) === status &&
+        (!folderLink || !folderColumnId || text(folderColumnId) === folderLink);
+    return { shows, intakeStatusColumnId: statusColumnId, intakeFolderColumnId: folderColumnId };
+}
+
+/** The job's intake row, read alone, and the ids of the intake sheet's `Status` and `Folder` columns. */
+async function readIntakeRow(smartsheet: SmartsheetPort, row: JobRow) {
+    const { pk, rk } = keyOf(row);
+    const sheet = await smartsheet.getSheet(Number(pk), { rowIds: [Number(rk)] });
+    const { ids } = columnIdsByTitle(sheet, { status: IntakeColumns.status, folder: IntakeColumns.folder });
+    return { intakeRow: sheet.rows.find((candidate) => candidate.id === Number(rk)), statusColumnId: ids.status, folderColumnId: ids.folder };
 }

@@ -82,10 +82,10 @@ export function copyTemplateSheet(deps: ProvisioningDeps, input: CopyInput): Pro
         const blueprint = await context.blueprint(row);
         const source = blueprint.sheets.find((sheet) => sheet.name === template);
         if (!source) throw new NeedsPersonError(`The template has no sheet named "${template}" any more.`);
-        const name = namesOf(row).sheets[template];
+        const names = namesOf(row).sheets;
+        const name = names[template];
         if (!name) throw new NeedsPersonError(`"${template}" is not one of this job's template sheets.`);
 
-        const names = namesOf(row).sheets;
         const copyNamed = (sheets: FolderChild[], of: string): SheetCopy | undefined => {
             const templateSheetId = blueprint.sheets.find((sheet) => sheet.name === of)?.templateSheetId;
             const found = oldest(sheets.filter((child) => child.name === names[of]));
