@@ -198,6 +198,112 @@ describe("a template edited after the sweep, before the copies", () => {
     });
 });
 
+/**
+ * Smartsheet keeps `modifiedAt` in whole seconds. A template edit in the same second as the
+ * sweep's analysis leaves the version the listing gives unchanged, so a version check alone
+ * cannot tell that the analysis predates the edit. Found by chaos seed 5 (schedule 59, seed
+ * 3830308652): three products ended done with Suppliers referring to the template's sheet.
+ */
+describe("a template edited within the second of its analysis", () => {
+    let simulatorTime: () => number = Date.now;
+    const harness = useProvisioningHarness({ simulator: { clock: () => simulatorTime() } });
+
+    it("regression chaos seed 5 schedule 59: a reference and formula added to a sheet no analysis saw holding any are remapped from the copies", async () => {
+        const { deps, sim } = harness.current;
+        const second = Date.now();
+        simulatorTime = () => second;
+        try {
+            await setLeadTime(deps, sim.core.state(), 14);
+            const appNow = deps.now;
+            deps.now = () => new Date(second);
+            try {
+                await sweepIntake(deps);
+            } finally {
+                deps.now = appNow;
+            }
+            const accepted = (await deps.jobs.require(key0(deps))).row;
+            await addSupplierSpecificationFormula(deps, sim.core.state());
+            expect(blueprintVersion(await listTemplate(deps, sim.core.state()))).toBe(accepted.blueprintVersion);
+            expect(accepted.blueprintSettled).toBe(false);
+        } finally {
+            simulatorTime = Date.now;
+        }
+
+        await runSteps(deps, key0(deps));
+
+        const row = (await deps.jobs.require(key0(deps))).row;
+        const product = productSheets(sim.core.state(), row.productCode);
+        expect(product).toHaveLength(7);
+        expect(formulasOutsideProduct(product)).toEqual([]);
+        const suppliers = product.find((sheet) => sheet.name.endsWith(" - Suppliers"))!;
+        expect(suppliers.rows[0]!.cells.find((cell) => cell.columnId === column(suppliers, "Lead Time (days)"))?.formula).toBe(
+            `=COUNT({${row.productCode} Specification Values})`,
+        );
+        expect(row.state).toBe("done");
+        expect(deps.logs.some((line) => line.includes("analysed within moments of an edit") && line.includes("analysed from its copies"))).toBe(true);
+    });
+
+    it("a sweep after the second has passed analyses the template again and stores the settled analysis under the same version", async () => {
+        const { deps, sim } = harness.current;
+        const second = Date.now();
+        simulatorTime = () => second;
+        let unsettledVersion: string;
+        try {
+            await setLeadTime(deps, sim.core.state(), 14);
+            const appNow = deps.now;
+            deps.now = () => new Date(second);
+            try {
+                await sweepIntake(deps);
+            } finally {
+                deps.now = appNow;
+            }
+            unsettledVersion = (await deps.jobs.require(key0(deps))).row.blueprintVersion!;
+            expect((await deps.blueprints.get(unsettledVersion))?.settled).toBe(false);
+            await addSupplierSpecificationFormula(deps, sim.core.state());
+        } finally {
+            simulatorTime = Date.now;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 2_100)); // a second plus the harness's clock skew
+
+        await sweepIntake(deps);
+
+        const stored = (await deps.blueprints.get(unsettledVersion))!;
+        expect(stored.settled).toBe(true);
+        expect(stored.sheets.find((sheet) => sheet.name === "Suppliers")!.references.map((reference) => reference.name)).toContain("Specification Values");
+        expect(deps.logs.filter((line) => line.includes(`template ${unsettledVersion}: analysed`))).toHaveLength(2);
+    });
+
+    it("an unsettled analysis never replaces a settled one of the same version", async () => {
+        const { deps } = harness.current;
+        await sweepIntake(deps);
+        const settled = (await deps.blueprints.get((await deps.jobs.require(key0(deps))).row.blueprintVersion!))!;
+        expect(settled.settled).toBe(true);
+
+        await deps.blueprints.save({ ...settled, sheets: [settled.sheets[0]!], settled: false });
+
+        expect(await deps.blueprints.get(settled.version)).toEqual(settled);
+    });
+});
+
+function key0(deps: Harness["deps"]): JobKey {
+    return deps.enqueued[0]!;
+}
+
+async function setLeadTime(deps: Harness["deps"], state: SimState, days: number): Promise<void> {
+    const suppliers = templateSheet(state, "Suppliers");
+    await deps.smartsheet.updateRows(suppliers.id, [{ id: suppliers.rows[0]!.id, cells: [{ columnId: column(suppliers, "Lead Time (days)"), value: days }] }]);
+}
+
+async function addSupplierSpecificationFormula(deps: Harness["deps"], state: SimState): Promise<void> {
+    const suppliers = templateSheet(state, "Suppliers");
+    const specifications = templateSheet(state, "Specifications");
+    const value = column(specifications, "Value");
+    await deps.smartsheet.createCrossSheetReference(suppliers.id, { name: "Specification Values", sourceSheetId: specifications.id, startColumnId: value, endColumnId: value });
+    await deps.smartsheet.updateRows(suppliers.id, [
+        { id: suppliers.rows[0]!.id, cells: [{ columnId: column(suppliers, "Lead Time (days)"), formula: "=COUNT({Specification Values})" }] },
+    ]);
+}
+
 async function addSpecificationValuesFormula(deps: Harness["deps"], state: SimState): Promise<void> {
     const changeLog = templateSheet(state, "Change Log");
     const specifications = templateSheet(state, "Specifications");

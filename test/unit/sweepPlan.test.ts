@@ -59,6 +59,7 @@ function readOf(overrides: Partial<SweepRead> = {}): SweepRead {
         ]),
         templates: TEMPLATES,
         blueprintVersion: "bp-1",
+        blueprintSettled: true,
         verdictInputs: "v1",
         cursorSince: CURSOR_SINCE,
         since: CURSOR_SINCE,

@@ -18,6 +18,9 @@ import {
 import type { RouteHandler } from "./RouteContext";
 import { matchRoute } from "./routes";
 import { DEMO_SEED, seedDemoWorkspace } from "./seedDemoWorkspace";
+
+/** How long before the simulator's start (or reset) its seeded workspace counts as built. */
+const SEEDED_BEFORE_MS = 60 * 60_000;
 import {
     applyConfigPatch,
     DEFAULT_TOKENS,
@@ -204,13 +207,16 @@ export class SimulatorCore {
 
     /** Back to the freshly seeded workspace (same ids), with faults, calls and config as at start. */
     reset(): void {
-        this.workspace = new Workspace(DEMO_SEED, this.clock);
+        // The seeded workspace was built before the app ever ran: its sheets were last modified an hour ago.
+        let seeding = true;
+        this.workspace = new Workspace(DEMO_SEED, () => this.clock() - (seeding ? SEEDED_BEFORE_MS : 0));
         if (this.seeded) {
             // Seeded in order from one id source: the first site's ids are the same with any number of sites.
             const seeded = this.siteTokens.map((site, index) => ({ ...site, anchors: seedDemoWorkspace(this.workspace, { number: index + 1 }) }));
             this.seededAnchors = seeded[0]!.anchors;
             this.seededSites = seeded.map(({ name, token, anchors: { workspaceId, ...ids } }) => ({ name, token, ...ids, workspaceId }));
         } else this.workspace.createWorkspace("Sheetwright Demo");
+        seeding = false;
         this.currentConfig = this.startConfig;
         this.faultInjector.reset();
         this.callLog.reset();

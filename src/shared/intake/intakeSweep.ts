@@ -197,6 +197,7 @@ async function readSweep(deps: SweepDeps, site: Site, smartsheet: SmartsheetPort
         lines,
         templates,
         blueprintVersion: blueprint.version,
+        blueprintSettled: blueprint.settled,
         verdictInputs,
         ...(cursorSince ? { cursorSince } : {}),
         ...(since ? { since } : {}),

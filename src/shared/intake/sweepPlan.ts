@@ -61,6 +61,7 @@ export interface SweepRead {
     /** The template's sheet names and the blueprint's version, as a job row records them. */
     templates: string[];
     blueprintVersion: string;
+    blueprintSettled: boolean;
     /** What verdicts depend on besides the rows (a hash of the lines and templates). */
     verdictInputs: string;
     /** Where a routine sweep reads from; absent when it would read every row (no usable cursor, or the verdict inputs changed). */
@@ -401,6 +402,7 @@ function baseRow(key: JobKey, row: IntakeRow, now: string, read: SweepRead) {
         createdAt: now,
         lastProgressAt: now,
         blueprintVersion: read.blueprintVersion,
+        blueprintSettled: read.blueprintSettled,
         templates: read.templates,
         intakeStatusColumnId: read.columns.status,
         intakeFolderColumnId: read.columns.folder,

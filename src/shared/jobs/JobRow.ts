@@ -90,6 +90,12 @@ export const JobRow = z.object({
     lastProgressAt: Timestamp,
     /** The template analysis this job provisions from (see Blueprint). */
     blueprintVersion: z.string().optional(),
+    /**
+     * False when that analysis was made within a second (plus clock skew) of a template edit: an
+     * edit in the same second leaves the version unchanged, so the copies, not the analysis, say
+     * what to remap. Rows written before this was known count as settled.
+     */
+    blueprintSettled: z.boolean().default(true),
     /** The template's sheet names, in the template folder's order. */
     templates: json(z.array(z.string())).default([]),
     lineFolderId: Id.optional(),

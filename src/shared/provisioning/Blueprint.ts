@@ -58,6 +58,13 @@ export const Blueprint = z.object({
     sheets: z.array(TemplateSheet).min(1),
     /** Blueprints stored before outside sheets were named have none. */
     outsideSheets: z.array(OutsideSheet).default([]),
+    /**
+     * The analysis read the template more than a second (plus the clock skew allowed) after its
+     * last edit. Smartsheet keeps `modifiedAt` in whole seconds, so an edit within the second of
+     * an unsettled analysis leaves the version unchanged: such a blueprint may describe the
+     * template as it was before the edit. Blueprints stored before this was known count as settled.
+     */
+    settled: z.boolean().default(true),
 });
 export type Blueprint = z.infer<typeof Blueprint>;
 
@@ -68,6 +75,18 @@ export function blueprintVersion(templateSheets: readonly FolderChild[]): string
         .map((sheet) => `${sheet.id}|${sheet.name}|${sheet.modifiedAt ?? ""}`)
         .join("\n");
     return createHash("sha256").update(identity).digest("hex").slice(0, 20);
+}
+
+/**
+ * Whether an analysis whose reads began at `readsFrom` (this instance's clock) saw the template
+ * as it is for as long as its version lasts: every later edit then lands in a later second than
+ * each sheet's listed `modifiedAt`, and so changes the version. A sheet listed without a
+ * modification time cannot be judged, so its analysis is never settled.
+ */
+export function analysisSettles(templateSheets: readonly FolderChild[], readsFrom: Date, clockSkewMs: number): boolean {
+    const modified = templateSheets.map((sheet) => (sheet.modifiedAt === undefined ? Number.NaN : Date.parse(sheet.modifiedAt)));
+    if (modified.some((time) => Number.isNaN(time))) return false;
+    return readsFrom.getTime() - clockSkewMs >= Math.max(...modified) + 1000;
 }
 
 export function referencesIn(formula: string): string[] {
@@ -155,6 +174,7 @@ export function blueprintOf(
     reads: ReadonlyMap<number, SheetRead>,
     outsideSheets: readonly OutsideSheet[],
     now: Date,
+    settled: boolean,
 ): Blueprint {
     const remappable: RemappableSheets = new Map(templateSheets.map((listed) => [listed.id, { name: listed.name, sheet: reads.get(listed.id)!.sheet }]));
     return Blueprint.parse({
@@ -165,6 +185,7 @@ export function blueprintOf(
             analyseSheet({ name: listed.name, templateSheetId: listed.id, modifiedAt: listed.modifiedAt }, reads.get(listed.id)!, remappable),
         ),
         outsideSheets,
+        settled,
     });
 }
 

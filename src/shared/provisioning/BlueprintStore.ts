@@ -23,6 +23,10 @@ export class BlueprintStore {
         }
     }
 
+    /**
+     * A settled blueprint replaces whatever is stored for its version. An unsettled one is only
+     * stored where nothing is yet: it never replaces a settled analysis of the same version.
+     */
     async save(blueprint: Blueprint): Promise<void> {
         const text = JSON.stringify(blueprint);
         const parts = Math.ceil(text.length / CHUNK);
@@ -41,6 +45,14 @@ export class BlueprintStore {
             parts,
         };
         for (let index = 0; index < parts; index++) entity[`part${index}`] = text.slice(index * CHUNK, (index + 1) * CHUNK);
-        await this.table.upsertEntity(entity, "Replace");
+        if (blueprint.settled) {
+            await this.table.upsertEntity(entity, "Replace");
+            return;
+        }
+        try {
+            await this.table.createEntity(entity);
+        } catch (error) {
+            if (!(error instanceof RestError && error.statusCode === 409)) throw error;
+        }
     }
 }

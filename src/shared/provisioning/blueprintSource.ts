@@ -2,11 +2,11 @@ import type { JobRow } from "../jobs/JobRow";
 import type { FolderChild } from "../smartsheet/model";
 import type { SmartsheetPort } from "../smartsheet/SmartsheetPort";
 import type { Site } from "../sites/Sites";
-import { Blueprint, blueprintOf, blueprintVersion, holders, outsideSheetIds, readOutsideSheets, readTemplateSheets, type SheetRead } from "./Blueprint";
+import { analysisSettles, Blueprint, blueprintOf, blueprintVersion, holders, outsideSheetIds, readOutsideSheets, readTemplateSheets, type SheetRead } from "./Blueprint";
 import { NeedsPersonError } from "./errors";
 import type { ProvisioningDeps } from "./ProvisioningDeps";
 
-type BlueprintDeps = Pick<ProvisioningDeps, "blueprints" | "log" | "now">;
+type BlueprintDeps = Pick<ProvisioningDeps, "blueprints" | "log" | "now" | "timing">;
 
 /** The template folder's sheets (one listing), refused when a person has to tidy the template first. */
 export async function listTemplateSheets(smartsheet: SmartsheetPort, templateFolderId: number): Promise<FolderChild[]> {
@@ -26,12 +26,13 @@ export async function listTemplateSheets(smartsheet: SmartsheetPort, templateFol
 
 /**
  * The blueprint of the template folder as it is now: one listing of the folder, plus a full
- * read of the template only when the template changed since the last analysis.
+ * read of the template only when the template changed since the last analysis, or when that
+ * analysis was too close to an edit to be sure of the version and a new one now can be.
  */
 export async function prepareBlueprint(deps: BlueprintDeps, smartsheet: SmartsheetPort, templateFolderId: number): Promise<Blueprint> {
     const templateSheets = await listTemplateSheets(smartsheet, templateFolderId);
     const known = await deps.blueprints.get(blueprintVersion(templateSheets));
-    if (known) return known;
+    if (known && (known.settled || !analysisSettles(templateSheets, deps.now(), deps.timing.clockSkewMs))) return known;
     return (await analyseTemplate(deps, smartsheet, templateFolderId, templateSheets)).blueprint;
 }
 
@@ -46,16 +47,18 @@ export async function analyseTemplate(
     templateFolderId: number,
     templateSheets: readonly FolderChild[],
 ): Promise<{ blueprint: Blueprint; reads: Map<number, SheetRead> }> {
+    const settled = analysisSettles(templateSheets, deps.now(), deps.timing.clockSkewMs);
     const reads = await readTemplateSheets(smartsheet, templateSheets);
     const known = await deps.blueprints.get(blueprintVersion(templateSheets));
-    if (known) return { blueprint: known, reads };
+    if (known && (known.settled || !settled)) return { blueprint: known, reads };
 
     const outsideSheets = await readOutsideSheets(smartsheet, outsideSheetIds(templateSheets, reads), templateSheets.map((listed) => listed.name));
-    const blueprint = blueprintOf(templateFolderId, templateSheets, reads, outsideSheets, deps.now());
+    const blueprint = blueprintOf(templateFolderId, templateSheets, reads, outsideSheets, deps.now(), settled);
     await deps.blueprints.save(blueprint);
     deps.log.info(
         `template ${blueprint.version}: analysed ${blueprint.sheets.length} sheets; ` +
-            `${holders(blueprint).map((sheet) => sheet.name).join(", ") || "none"} use references into the template`,
+            `${holders(blueprint).map((sheet) => sheet.name).join(", ") || "none"} use references into the template` +
+            (settled ? "" : "; the template was edited moments ago, so jobs accepted with this analysis remap from their own copies"),
     );
     return { blueprint, reads };
 }

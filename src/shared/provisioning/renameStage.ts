@@ -35,7 +35,8 @@ const ALREADY_EXISTS = 1129;
  * once; a reference that already exists is adopted.
  *
  * The job's blueprint describes the copies only if no template sheet changed since the sweep
- * analysed it (one listing of the template folder tells). Otherwise the product's own copies are
+ * analysed it (one listing of the template folder tells) and the analysis was settled (see
+ * `Blueprint.settled`). Otherwise the product's own copies are
  * analysed — they may come from either version — and the template is analysed again for later
  * jobs. Either way nothing is written before every formula of the sheets read is known to use
  * only the product's own sheets or shared sheets outside the template.
@@ -47,11 +48,16 @@ export function remapReferences(deps: ProvisioningDeps, input: StepInput): Promi
         const job = formatJobKey(input.jobKey);
         const listing = await listTemplateSheets(smartsheet, context.site.templateFolderId);
         const version = blueprintVersion(listing);
-        if (version === row.blueprintVersion) {
+        if (version === row.blueprintVersion && row.blueprintSettled) {
             const problems = await remapFromBlueprint(deps, context, listing);
             if (problems.length === 0) return;
             deps.log.warn(
                 `job ${job}: the copies do not match the template's analysis (${problems[0]!.message}); the product is analysed from its copies`,
+            );
+        } else if (version === row.blueprintVersion) {
+            deps.log.info(
+                `job ${job}: the template was analysed within moments of an edit (version ${version}), so the analysis may predate ` +
+                    `an edit in the same second; the product is analysed from its copies`,
             );
         } else {
             deps.log.info(
@@ -137,7 +143,12 @@ async function remapFromCopies(deps: ProvisioningDeps, context: StepContext, lis
     });
     if (problems.length > 0) throw new NeedsPersonError(problems.map((problem) => problem.message).join(" "));
     // From now on the job provisions from the template as it is (stampSummary finds fields added since the sweep).
-    await context.update((latest) => ({ ...latest, remapped: [...latest.templates], blueprintVersion: template.blueprint.version }));
+    await context.update((latest) => ({
+        ...latest,
+        remapped: [...latest.templates],
+        blueprintVersion: template.blueprint.version,
+        blueprintSettled: template.blueprint.settled,
+    }));
 }
 
 interface RemapPlan {
