@@ -174,3 +174,24 @@ describe("critical sections", () => {
         expect((await schedulerRow(key)).state.lockedBy).toBeUndefined();
     });
 });
+
+describe("redelivery", () => {
+    it("recognises an entity message it already applied (as after a crash between commit and delete) and does not apply it twice", async () => {
+        const { QueueClient } = await import("@azure/storage-queue");
+        const key = uniqueName("dup");
+        const control = new QueueClient(connectionString, `${hub.toLowerCase()}-control-00`);
+        const message = JSON.stringify({
+            kind: "control",
+            id: `dup-${key}`,
+            instanceId: `@counter@${key}`,
+            sentAt: new Date().toISOString(),
+            event: { EventType: "EventRaised", EventId: -1, Timestamp: new Date().toISOString(), Name: "op", Input: JSON.stringify({ id: `req-${key}`, op: "add", signal: true, input: "4" }) },
+        });
+        await control.sendMessage(message);
+        await waitFor("the first delivery", async () => (await counterState(key))?.value === 4);
+        await control.sendMessage(message);
+        await call("POST", entityUrl("counter", key, "?op=add"), 1);
+        await waitFor("the add after the duplicate", async () => (await counterState(key))?.applied.length === 2);
+        expect(await counterState(key)).toEqual({ value: 5, applied: [4, 1] });
+    });
+});
