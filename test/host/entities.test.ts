@@ -164,6 +164,27 @@ describe("critical sections", () => {
         expect((await counterState(a))?.applied).toEqual([-1, -2]);
     });
 
+    it("drops the lock request of an orchestration terminated while it waited for the lock", async () => {
+        const a = uniqueName("contested");
+        const b = uniqueName("side");
+        const holder = uniqueName("holder");
+        const waiter = uniqueName("waiter");
+        await api.start("lockedTransfer", holder, { from: a, to: b, amount: 1, wait: true });
+        await waitFor("the holder's critical section", async () => (await api.status(holder)).json().customStatus === "holding");
+        await api.start("lockedTransfer", waiter, { from: a, to: uniqueName("c"), amount: 2, wait: false });
+        await waitFor("the waiter's lock request to queue", async () => (await schedulerRow(a)).state.queue.length === 1);
+        expect((await api.op(waiter, "terminate")).status).toBe(202);
+        await api.until(waiter, ["Terminated"]);
+        await waitFor("the waiter's request to be dropped", async () => (await schedulerRow(a)).state.queue.length === 0);
+
+        await api.raise(holder, "go", null);
+        await api.until(holder, ["Completed"]);
+        await call("POST", entityUrl("counter", a, "?op=add"), 7);
+        await waitFor("the add after both", async () => (await counterState(a))?.applied.length === 2);
+        expect((await counterState(a))?.applied).toEqual([-1, 7]);
+        expect((await schedulerRow(a)).state.lockedBy).toBeUndefined();
+    });
+
     it("releases the locks of an orchestration that ends while holding them", async () => {
         const key = uniqueName("orphan");
         const id = uniqueName("holder");

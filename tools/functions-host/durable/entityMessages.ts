@@ -35,6 +35,8 @@ export interface EntityRequest {
 export interface EntityRelease {
     parent: string;
     id: string;
+    /** Set when the execution ended: a lock request of that execution arriving later is dropped. */
+    parentExecution?: string;
 }
 
 /** ResponseMessage: `result` is JSON text of the operation result (or the error); `exceptionType` marks a failure. */
@@ -56,11 +58,14 @@ export interface SchedulerState {
     queue: QueuedMessage[];
     lockedBy?: string;
     recent: string[];
+    /** Executions that ended before their lock request reached this entity (local host bookkeeping). */
+    ended?: string[];
 }
 
 export type QueuedMessage = { kind: "request"; request: EntityRequest } | { kind: "release"; release: EntityRelease };
 
 export const RECENT_MESSAGE_IDS = 400;
+export const ENDED_EXECUTIONS = 100;
 
 export function schedulerId(entity: EntityId): string {
     return `@${entity.name.toLowerCase()}@${entity.key}`;
@@ -82,7 +87,7 @@ export function emptySchedulerState(): SchedulerState {
 export function parseSchedulerState(text: string | undefined): SchedulerState {
     if (!text) return emptySchedulerState();
     const parsed = JSON.parse(text) as Partial<SchedulerState>;
-    return { exists: parsed.exists === true, state: parsed.state ?? undefined, queue: parsed.queue ?? [], lockedBy: parsed.lockedBy ?? undefined, recent: parsed.recent ?? [] };
+    return { exists: parsed.exists === true, state: parsed.state ?? undefined, queue: parsed.queue ?? [], lockedBy: parsed.lockedBy ?? undefined, recent: parsed.recent ?? [], ended: parsed.ended ?? undefined };
 }
 
 export function entityRequestMessage(target: string, request: EntityRequest, messageId?: string): ControlMessage {

@@ -6,6 +6,7 @@ import {
     ENTITY_OP_EVENT,
     ENTITY_RELEASE_EVENT,
     LOCK_ACQUIRED_RESULT,
+    ENDED_EXECUTIONS,
     RECENT_MESSAGE_IDS,
     entityRequestMessage,
     entityResponseMessage,
@@ -123,16 +124,17 @@ export class EntityRunner {
                 if (!item) continue;
                 if (item.kind === "release") {
                     scheduler.queue.splice(i, 1);
-                    if (scheduler.lockedBy === item.release.parent) {
-                        scheduler.lockedBy = undefined;
-                        this.logger.host("debug", `Durable: entity '${instance.instanceId}' released by '${item.release.parent}'.`);
-                    } else {
-                        this.logger.warn(`Durable: entity '${instance.instanceId}' ignores a release from '${item.release.parent}', which does not hold its lock.`);
-                    }
+                    this.#release(instance, scheduler, item.release);
                     rescan = true;
                     break;
                 }
                 const request = item.request;
+                if (request.lockset && request.parentExecution !== undefined && scheduler.ended?.includes(request.parentExecution)) {
+                    scheduler.queue.splice(i, 1);
+                    i--;
+                    this.logger.host("debug", `Durable: entity '${instance.instanceId}' drops a lock request of '${request.parent ?? "?"}', whose execution has ended.`);
+                    continue;
+                }
                 if (scheduler.lockedBy !== undefined && request.parent !== scheduler.lockedBy) continue;
                 scheduler.queue.splice(i, 1);
                 if (request.lockset) {
@@ -146,6 +148,23 @@ export class EntityRunner {
             }
         }
         return operations;
+    }
+
+    /**
+     * A release by the lock holder unlocks. A release by an execution that ended before its lock
+     * request got here drops that request (queued, or when it comes later).
+     */
+    #release(instance: EntityInstance, scheduler: SchedulerState, release: EntityRelease): void {
+        if (scheduler.lockedBy === release.parent) {
+            scheduler.lockedBy = undefined;
+            this.logger.host("debug", `Durable: entity '${instance.instanceId}' released by '${release.parent}'.`);
+            return;
+        }
+        if (release.parentExecution !== undefined) {
+            scheduler.ended = [...(scheduler.ended ?? []), release.parentExecution].slice(-ENDED_EXECUTIONS);
+            return;
+        }
+        this.logger.warn(`Durable: entity '${instance.instanceId}' ignores a release from '${release.parent}', which does not hold its lock.`);
     }
 
     /** Passes a lock request on to the next entity of its lock set, or tells the orchestration it holds them all. */

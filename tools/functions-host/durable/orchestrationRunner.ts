@@ -243,6 +243,7 @@ export class OrchestrationRunner {
                 { EventType: "OrchestratorCompleted", EventId: -1, Timestamp: now, CustomStatus: state.view.customStatus },
             );
             outbox.push(...this.#notifyParent(state.view, { ...completion, failure: { message: `The orchestration was terminated: ${reason}`, details: reason } }));
+            outbox.push(...this.#releaseHeldLocks(state.instanceId, state.sentinel?.executionId ?? "", state.history));
             this.logger.info(`Durable: instance '${state.instanceId}' terminated. Reason: ${reason}`);
         } else {
             events.push({ EventType: message.event.EventType, EventId: -1, Timestamp: now, Reason: reason, MessageId: message.id });
@@ -303,7 +304,7 @@ export class OrchestrationRunner {
         let recordedAllocations = allocations;
         if (completion || continueAsNew) {
             recordedAllocations = finalSends?.events ?? [];
-            outbox = [...(finalSends?.outbox ?? []), ...this.#releaseHeldLocks(state.instanceId, [...base, ...episode, ...recordedAllocations])];
+            outbox = [...(finalSends?.outbox ?? []), ...this.#releaseHeldLocks(state.instanceId, executionId, [...base, ...episode, ...recordedAllocations])];
         }
         if (continueAsNew) {
             closing.push({ EventType: "ExecutionCompleted", EventId: -1, Timestamp: nowIso, OrchestrationStatus: "ContinuedAsNew", Result: continueAsNew.input });
@@ -479,12 +480,17 @@ export class OrchestrationRunner {
         return { events, outbox: sendCtx.outbox };
     }
 
-    /** An orchestration that ends (or continues as new) while holding entity locks releases them, as the extension does. */
-    #releaseHeldLocks(instanceId: string, history: HistoryEvent[]): OutboundMessage[] {
+    /**
+     * An orchestration that ends (completes, fails, is terminated or continues as new) while
+     * holding entity locks, or while its lock request is still on its way, releases them, as the
+     * extension does. The release names the execution, so an entity the request has not reached
+     * yet drops it when it comes.
+     */
+    #releaseHeldLocks(instanceId: string, executionId: string, history: HistoryEvent[]): OutboundMessage[] {
         const held = heldLocks(history);
         if (held.length === 0) return [];
-        this.logger.host("debug", `Durable: instance '${instanceId}' ends holding the locks on ${held.join(", ")}; releasing them.`);
-        return held.map((target) => ({ message: entityReleaseMessage(target, { parent: instanceId, id: randomUUID() }) }));
+        this.logger.host("debug", `Durable: instance '${instanceId}' ends holding (or requesting) the locks on ${held.join(", ")}; releasing them.`);
+        return held.map((target) => ({ message: entityReleaseMessage(target, { parent: instanceId, parentExecution: executionId, id: randomUUID() }) }));
     }
 
     #validateNewOps(ops: SdkAction[], instanceId: string, view: ExecutionView): string | undefined {
