@@ -139,6 +139,9 @@ describe("critical sections", () => {
         expect((await api.raise(id, "go", null)).status).toBe(202);
         const status = await api.until(id, ["Completed"]);
         expect(status.output).toEqual({ before: 50, locked: [`counter/${from}`, `counter/${to}`].sort(), releasedState: false });
+        // lock, get, add, add, then one release per locked entity: the SDK's sequence ids.
+        const sent = (await historyRows(connectionString, hub, id)).filter((r) => r.EventType === "EventSent");
+        expect(sent.map((r) => [r.EventId, r.Name])).toEqual([[0, "op"], [1, "op"], [2, "op"], [3, "op"], [4, "release"], [5, "release"]]);
         await waitFor("the held-back signal", async () => (await counterState(from))?.value === 31);
         expect((await counterState(from))?.applied).toEqual([50, -20, 1]);
         expect(await counterState(to)).toEqual({ value: 20, applied: [20] });
