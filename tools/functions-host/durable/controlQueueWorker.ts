@@ -1,5 +1,7 @@
 import type { HostLogger } from "../logger";
 import { PollLoop } from "../util/pollLoop";
+import { isEntityInstanceId } from "./entityMessages";
+import type { EntityRunner } from "./entityRunner";
 import type { OrchestrationRunner } from "./orchestrationRunner";
 import type { ReceivedDurableMessage, TaskHub } from "./taskHub";
 import { drain } from "../util/drain";
@@ -29,6 +31,7 @@ export class ControlQueueWorker {
         private readonly runner: OrchestrationRunner,
         private readonly logger: HostLogger,
         private readonly options: ControlQueueOptions,
+        private readonly entities?: EntityRunner,
     ) {
         this.#loop = new PollLoop(() => this.#poll(), {
             minIdleMs: options.minIdleMs,
@@ -87,7 +90,9 @@ export class ControlQueueWorker {
         if (this.#stopped) return;
         this.#active++;
         try {
-            const dispositions = await this.runner.process(
+            // Entities (`@name@key`) have their own scheduler; everything else is an orchestration.
+            const target = this.entities && isEntityInstanceId(instanceId) ? this.entities : this.runner;
+            const dispositions = await target.process(
                 instanceId,
                 items.map((i) => {
                     if (i.message.kind !== "control") throw new Error("a work item on the control queue");

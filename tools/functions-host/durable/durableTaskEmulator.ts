@@ -10,6 +10,8 @@ import { durableClientBindingData, type DurableClientBindingData } from "./durab
 import { isTerminal, type RuntimeStatus } from "./historyEvent";
 import { HistoryStore, type InstanceRecord } from "./historyStore";
 import { instanceIdProblem } from "./instanceId";
+import { entityRequestMessage, schedulerId, type EntityId } from "./entityMessages";
+import { currentSchedulerState, EntityRunner } from "./entityRunner";
 import { controlMessage } from "./messages";
 import { OrchestrationRunner, type DurableFunctionLookup } from "./orchestrationRunner";
 import { statusJson, type StatusOptions } from "./statusView";
@@ -75,12 +77,19 @@ export class DurableTaskEmulator {
         this.store = new HistoryStore(this.hub);
         this.#functions = functionLookup(functions);
         const orchestrations = new OrchestrationRunner(this.hub, this.store, this.#functions, runner, logger);
-        this.#control = new ControlQueueWorker(this.hub, orchestrations, logger, {
-            visibilityMs: options.controlVisibilityMs,
-            maxConcurrentInstances: options.maxConcurrentOrchestrations,
-            minIdleMs: options.minIdleMs,
-            maxIdleMs: options.maxIdleMs,
-        });
+        const entities = new EntityRunner(this.hub, this.store, this.#functions, runner, logger);
+        this.#control = new ControlQueueWorker(
+            this.hub,
+            orchestrations,
+            logger,
+            {
+                visibilityMs: options.controlVisibilityMs,
+                maxConcurrentInstances: options.maxConcurrentOrchestrations,
+                minIdleMs: options.minIdleMs,
+                maxIdleMs: options.maxIdleMs,
+            },
+            entities,
+        );
         this.#activities = new ActivityWorker(this.hub, runner, this.#functions, logger, {
             visibilityMs: options.workItemVisibilityMs,
             maxConcurrent: options.maxConcurrentActivities,
@@ -164,7 +173,8 @@ export class DurableTaskEmulator {
     }
 
     async list(query: ListQuery): Promise<{ statuses: Record<string, unknown>[]; continuationToken?: string }> {
-        const conditions: string[] = [];
+        // Entities (`@name@key`) are listed by the entity API, not with orchestrations.
+        const conditions: string[] = ["(PartitionKey lt '@' or PartitionKey ge 'A')"];
         if (query.createdTimeFrom) conditions.push(odata`CreatedTime ge ${query.createdTimeFrom}`);
         if (query.createdTimeTo) conditions.push(odata`CreatedTime le ${query.createdTimeTo}`);
         if (query.runtimeStatus && query.runtimeStatus.length > 0) conditions.push(`(${query.runtimeStatus.map((s) => odata`RuntimeStatus eq ${s}`).join(" or ")})`);
@@ -221,6 +231,52 @@ export class DurableTaskEmulator {
         return this.startNew(record.name, { instanceId: restartWithNewInstanceId ? undefined : instanceId, input: record.input, version: record.version });
     }
 
+    /** A client's signal: one operation message to the entity (no answer). */
+    async signalEntity(entity: EntityId, operation: string, input: string | undefined): Promise<void> {
+        if (!this.#functions.entity(entity.name)) {
+            throw new DurableApiError(400, `The function '${entity.name}' doesn't exist, is disabled, or is not an entity function. Additional info: The following are the known entity functions: ${this.#functions.entityNames().map((n) => `'${n}'`).join(", ") || "(none)"}.`);
+        }
+        if (input !== undefined) assertJson(input, "The operation input");
+        const id = schedulerId(entity);
+        await this.hub.send({ message: entityRequestMessage(id, { id: randomUUID(), op: operation, signal: true, input, timestamp: new Date().toISOString() }) });
+        this.logger.host("debug", `Durable: signalled entity '${id}' with operation '${operation}'.`);
+    }
+
+    /** The entity's state after its last committed batch; undefined when it does not exist. */
+    async readEntityState(entity: EntityId): Promise<{ state: string | undefined; lastOperationTime: Date } | undefined> {
+        const snapshot = await this.store.load(schedulerId(entity));
+        const scheduler = currentSchedulerState(snapshot.history);
+        if (!scheduler.exists) return undefined;
+        const last = snapshot.history[snapshot.history.length - 1];
+        return { state: scheduler.state, lastOperationTime: new Date(last?.Timestamp ?? 0) };
+    }
+
+    /** Existing entities (optionally of one name), in id order, a page at a time: the extension's DurableEntityStatus list. */
+    async listEntities(query: { entityName?: string; fetchState?: boolean; lastOperationTimeFrom?: Date; lastOperationTimeTo?: Date; top?: number; continuationToken?: string }): Promise<{ entities: Record<string, unknown>[]; continuationToken?: string }> {
+        const prefix = query.entityName ? `@${query.entityName.toLowerCase()}@` : "@";
+        const conditions = [odata`PartitionKey ge ${prefix} and PartitionKey lt ${prefix + "\uffff"}`];
+        if (query.lastOperationTimeFrom) conditions.push(odata`LastUpdatedTime ge ${query.lastOperationTimeFrom}`);
+        if (query.lastOperationTimeTo) conditions.push(odata`LastUpdatedTime le ${query.lastOperationTimeTo}`);
+        const pageSize = query.top && query.top > 0 ? query.top : 100;
+        let after = query.continuationToken ? Buffer.from(query.continuationToken, "base64url").toString("utf8") : undefined;
+        const entities: Record<string, unknown>[] = [];
+        for (;;) {
+            const { records, more } = await this.store.queryRecords(conditions.join(" and "), pageSize - entities.length, after);
+            for (const record of records) {
+                after = record.instanceId;
+                const at = record.instanceId.indexOf("@", 1);
+                if (at < 0) continue;
+                const state = currentSchedulerStateOfRecord(record.input);
+                if (!state.exists) continue;
+                const status: Record<string, unknown> = { entityId: { name: record.instanceId.slice(1, at), key: record.instanceId.slice(at + 1) }, lastOperationTime: record.lastUpdatedTime.toISOString() };
+                if (query.fetchState) status.state = state.state === undefined ? null : (JSON.parse(state.state) as unknown);
+                entities.push(status);
+            }
+            if (!more) return { entities };
+            if (entities.length >= pageSize) return { entities, continuationToken: after ? Buffer.from(after, "utf8").toString("base64url") : undefined };
+        }
+    }
+
     async #send(instanceId: string, event: (now: string) => Parameters<typeof controlMessage>[1]): Promise<OperationResult> {
         const record = await this.store.readRecord(instanceId);
         if (!record) return "notFound";
@@ -228,6 +284,12 @@ export class DurableTaskEmulator {
         await this.hub.send({ message: controlMessage(instanceId, event(new Date().toISOString())) });
         return "accepted";
     }
+}
+
+function currentSchedulerStateOfRecord(input: string | undefined): { exists: boolean; state?: string } {
+    if (!input) return { exists: false };
+    const parsed = JSON.parse(input) as { exists?: boolean; state?: string };
+    return { exists: parsed.exists === true, state: parsed.state };
 }
 
 function assertJson(text: string, what: string): void {
@@ -242,7 +304,10 @@ function functionLookup(functions: HostFunction[]): DurableFunctionLookup {
     const byType = (type: string) => new Map(functions.filter((f) => f.triggerType.toLowerCase() === type && !f.disabled).map((f) => [f.name.toLowerCase(), f] as const));
     const orchestrators = byType("orchestrationtrigger");
     const activities = byType("activitytrigger");
+    const entities = byType("entitytrigger");
     return {
+        entity: (name) => (name ? entities.get(name.toLowerCase()) : undefined),
+        entityNames: () => [...entities.values()].map((f) => f.name),
         orchestrator: (name) => (name ? orchestrators.get(name.toLowerCase()) : undefined),
         activity: (name) => (name ? activities.get(name.toLowerCase()) : undefined),
         orchestratorNames: () => [...orchestrators.values()].map((f) => f.name),

@@ -78,7 +78,8 @@ export interface HistoryEvent {
     CustomStatus?: string;
 }
 
-export const ID_CONSUMING: ReadonlySet<EventTypeName> = new Set(["TaskScheduled", "TimerCreated", "SubOrchestrationInstanceCreated"]);
+/** Events that take a sequence id; EventSent records a message to a durable entity (call, signal, lock, release). */
+export const ID_CONSUMING: ReadonlySet<EventTypeName> = new Set(["TaskScheduled", "TimerCreated", "SubOrchestrationInstanceCreated", "EventSent"]);
 
 const HOST_ONLY_FIELDS = ["MessageId", "RetryOptions", "ChainOf", "Attempt", "TimerPurpose", "FinalFireAt", "CustomStatus"] as const;
 

@@ -6,9 +6,12 @@ import { errorMessage } from "../worker/invoker";
 import { isTerminal, toSdkHistory, viewExecution, type ExecutionView, type HistoryEvent, type ParentInstance, type RuntimeStatus } from "./historyEvent";
 import type { HistoryStore, InstanceRecord, InstanceSnapshot, Sentinel } from "./historyStore";
 import { controlMessage, type ControlMessage, type OutboundMessage } from "./messages";
+import { ENTITY_OP_EVENT, ENTITY_RELEASE_EVENT, entityReleaseMessage, entityRequestMessage, type EntityRequest } from "./entityMessages";
 import {
     ActionType,
+    ENTITY_ACTIONS,
     actionInputJson,
+    entityTarget,
     checkDeterminism,
     computeRetryDelay,
     flattenActions,
@@ -27,6 +30,8 @@ export interface DurableFunctionLookup {
     activity(name: string | undefined): HostFunction | undefined;
     orchestratorNames(): string[];
     activityNames(): string[];
+    entity(name: string | undefined): HostFunction | undefined;
+    entityNames(): string[];
 }
 
 /** What to do with a control message after processing: delete it, or look at it again later. */
@@ -238,6 +243,7 @@ export class OrchestrationRunner {
                 { EventType: "OrchestratorCompleted", EventId: -1, Timestamp: now, CustomStatus: state.view.customStatus },
             );
             outbox.push(...this.#notifyParent(state.view, { ...completion, failure: { message: `The orchestration was terminated: ${reason}`, details: reason } }));
+            outbox.push(...this.#releaseHeldLocks(state.instanceId, state.sentinel?.executionId ?? "", state.history));
             this.logger.info(`Durable: instance '${state.instanceId}' terminated. Reason: ${reason}`);
         } else {
             events.push({ EventType: message.event.EventType, EventId: -1, Timestamp: now, Reason: reason, MessageId: message.id });
@@ -260,6 +266,7 @@ export class OrchestrationRunner {
 
         let completion: Completion | undefined;
         let continueAsNew: { input: string | undefined } | undefined;
+        let finalSends: { events: HistoryEvent[]; outbox: OutboundMessage[] } | undefined;
         let customStatus = view.customStatus;
         const fn = this.functions.orchestrator(view.name);
         if (!fn) {
@@ -277,9 +284,14 @@ export class OrchestrationRunner {
             else if (outcome.failure) completion = failed(view.name, outcome.failure.message, outcome.failure.stack, outcome.failure.failureDetails);
             else if (unsupported) completion = failed(view.name, unsupported);
             else if (result?.isDone) {
+                const problem = this.#validateNewOps(ops.slice(recorded.length), state.instanceId, view);
                 const can = actions.find((a) => a.actionType === ActionType.ContinueAsNew);
-                if (can) continueAsNew = { input: actionInputJson(can, true) };
-                else completion = { status: "Completed", output: JSON.stringify(result.output ?? null) };
+                if (problem) completion = failed(view.name, problem);
+                else {
+                    finalSends = this.#finalEntitySends(ctx, ops.slice(recorded.length));
+                    if (can) continueAsNew = { input: actionInputJson(can, true) };
+                    else completion = { status: "Completed", output: JSON.stringify(result.output ?? null) };
+                }
             } else {
                 const problem = this.#validateNewOps(ops.slice(recorded.length), state.instanceId, view);
                 if (problem) completion = failed(view.name, problem);
@@ -291,8 +303,8 @@ export class OrchestrationRunner {
         let outbox = ctx.outbox;
         let recordedAllocations = allocations;
         if (completion || continueAsNew) {
-            recordedAllocations = [];
-            outbox = [];
+            recordedAllocations = finalSends?.events ?? [];
+            outbox = [...(finalSends?.outbox ?? []), ...this.#releaseHeldLocks(state.instanceId, executionId, [...base, ...episode, ...recordedAllocations])];
         }
         if (continueAsNew) {
             closing.push({ EventType: "ExecutionCompleted", EventId: -1, Timestamp: nowIso, OrchestrationStatus: "ContinuedAsNew", Result: continueAsNew.input });
@@ -372,6 +384,11 @@ export class OrchestrationRunner {
                 if (withRetry) op.RetryOptions = JSON.stringify(action.retryOptions ?? { firstRetryIntervalInMilliseconds: 1000, maxNumberOfAttempts: 1 });
                 return this.#scheduleAttempt(ctx, op, 1);
             }
+            case ActionType.CallEntity:
+            case ActionType.SignalEntity:
+            case ActionType.LockEntities:
+            case ActionType.ReleaseEntities:
+                return [this.#entityMessage(ctx, action)];
             case ActionType.CreateTimer: {
                 const fireAt = new Date(action.fireAt ?? ctx.now.toISOString());
                 if (fireAt.getTime() - ctx.now.getTime() > MAX_SHORT_TIMER_MS) {
@@ -426,8 +443,67 @@ export class OrchestrationRunner {
         return { EventType: "TimerCreated", EventId: id, Timestamp: ctx.now.toISOString(), FireAt: fireAtIso, ...extra };
     }
 
+    /**
+     * An entity action of the orchestrator: an EventSent in its history (the request, with its id,
+     * as input: the SDK matches the response by it) and the message to the entity in the outbox.
+     */
+    #entityMessage(ctx: ScheduleContext, action: SdkAction): HistoryEvent {
+        const id = ctx.nextId++;
+        const target = entityTarget(action);
+        const timestamp = ctx.now.toISOString();
+        if (action.actionType === ActionType.ReleaseEntities) {
+            const release = { parent: ctx.instanceId, id: randomUUID() };
+            ctx.outbox.push({ message: entityReleaseMessage(target, release) });
+            return { EventType: "EventSent", EventId: id, Timestamp: timestamp, InstanceId: target, Name: ENTITY_RELEASE_EVENT, Input: JSON.stringify(release) };
+        }
+        const request: EntityRequest = { id: action.lockRequestId ?? randomUUID(), parent: ctx.instanceId, parentExecution: ctx.executionId, timestamp };
+        if (action.actionType === ActionType.LockEntities) {
+            request.lockset = (action.lockSet ?? []).map((e) => ({ name: e.name.toLowerCase(), key: e.key }));
+            request.pos = 0;
+        } else {
+            request.op = action.operation;
+            request.signal = action.actionType === ActionType.SignalEntity;
+            request.input = actionInputJson(action, false);
+        }
+        ctx.outbox.push({ message: entityRequestMessage(target, request) });
+        return { EventType: "EventSent", EventId: id, Timestamp: timestamp, InstanceId: target, Name: ENTITY_OP_EVENT, Input: JSON.stringify(request) };
+    }
+
+    /** Signals and releases the orchestrator issued in its last episode are still sent (they need no answer). */
+    #finalEntitySends(ctx: ScheduleContext, newOps: SdkAction[]): { events: HistoryEvent[]; outbox: OutboundMessage[] } {
+        const sendCtx: ScheduleContext = { ...ctx, outbox: [] };
+        const events: HistoryEvent[] = [];
+        for (const action of newOps) {
+            if (action.actionType === ActionType.SignalEntity || action.actionType === ActionType.ReleaseEntities) events.push(this.#entityMessage(sendCtx, action));
+            else sendCtx.nextId++;
+        }
+        return { events, outbox: sendCtx.outbox };
+    }
+
+    /**
+     * An orchestration that ends (completes, fails, is terminated or continues as new) while
+     * holding entity locks, or while its lock request is still on its way, releases them, as the
+     * extension does. The release names the execution, so an entity the request has not reached
+     * yet drops it when it comes.
+     */
+    #releaseHeldLocks(instanceId: string, executionId: string, history: HistoryEvent[]): OutboundMessage[] {
+        const held = heldLocks(history);
+        if (held.length === 0) return [];
+        this.logger.host("debug", `Durable: instance '${instanceId}' ends holding (or requesting) the locks on ${held.join(", ")}; releasing them.`);
+        return held.map((target) => ({ message: entityReleaseMessage(target, { parent: instanceId, parentExecution: executionId, id: randomUUID() }) }));
+    }
+
     #validateNewOps(ops: SdkAction[], instanceId: string, view: ExecutionView): string | undefined {
         for (const action of ops) {
+            if (ENTITY_ACTIONS.has(action.actionType)) {
+                if (action.actionType === ActionType.ReleaseEntities) continue;
+                const names = action.actionType === ActionType.LockEntities ? (action.lockSet ?? []).map((e) => e.name) : [entityNameOf(entityTarget(action))];
+                const missing = names.find((name) => !this.functions.entity(name));
+                if (missing !== undefined) {
+                    return `The function '${missing}' doesn't exist, is disabled, or is not an entity function. Additional info: The following are the known entity functions: ${quoteList(this.functions.entityNames())}.`;
+                }
+                continue;
+            }
             if (action.actionType === ActionType.CallActivity || action.actionType === ActionType.CallActivityWithRetry) {
                 if (!this.functions.activity(action.functionName)) {
                     return `The function '${action.functionName}' doesn't exist, is disabled, or is not an activity function. Additional info: The following are the known activity functions: ${quoteList(this.functions.activityNames())}.`;
@@ -478,7 +554,8 @@ export class OrchestrationRunner {
             isReplaying: lastStarted > 0,
             parentInstanceId: view.parent?.InstanceId ?? null,
             upperSchemaVersion: 1,
-            upperSchemaVersionNew: 2,
+            // Schema V4: what the SDK needs for lock(); it changes nothing else the SDK sends.
+            upperSchemaVersionNew: 3,
             longRunningTimerIntervalDuration: "3.00:00:00",
             maximumShortTimerDuration: "6.00:00:00",
             defaultHttpAsyncRequestSleepTimeMillseconds: 30000,
@@ -570,6 +647,25 @@ function failed(name: string | undefined, message: string, stack?: string, failu
             failureDetails: failureDetails ?? JSON.stringify({ ErrorType: "OrchestrationFailureException", ErrorMessage: message, StackTrace: stack ?? null, IsNonRetriable: false }),
         },
     };
+}
+
+/** The entities an execution holds locked: the lock set of its last lock request, less those it released since. */
+export function heldLocks(history: HistoryEvent[]): string[] {
+    let held: string[] = [];
+    for (const event of history) {
+        if (event.EventType === "ExecutionStarted") held = [];
+        if (event.EventType !== "EventSent" || !event.Input) continue;
+        if (event.Name === ENTITY_RELEASE_EVENT) held = held.filter((target) => target !== event.InstanceId);
+        else {
+            const request = JSON.parse(event.Input) as EntityRequest;
+            if (request.lockset) held = request.lockset.map((e) => `@${e.name.toLowerCase()}@${e.key}`);
+        }
+    }
+    return held;
+}
+
+function entityNameOf(instanceId: string): string {
+    return instanceId.slice(1, instanceId.indexOf("@", 1));
 }
 
 function quoteList(names: string[]): string {

@@ -37,6 +37,11 @@ export interface SdkAction {
     isCanceled?: boolean;
     externalEventName?: string;
     compoundActions?: SdkAction[];
+    /** callEntity / signalEntity: the operation name (`instanceId` is the entity's `@name@key`). */
+    operation?: string;
+    /** lock: the request id the SDK waits for, and the entities to lock (sorted, distinct). */
+    lockRequestId?: string;
+    lockSet?: { name: string; key: string }[];
 }
 
 /** The handler's result (`OrchestratorState`), as the orchestration trigger returns it. */
@@ -51,14 +56,22 @@ export interface OrchestratorResult {
 }
 
 const UNSUPPORTED: Record<number, string> = {
-    [ActionType.CallEntity]: "callEntity (durable entities)",
-    [ActionType.SignalEntity]: "signalEntity (durable entities)",
-    [ActionType.LockEntities]: "lock (durable entities)",
-    [ActionType.ReleaseEntities]: "entity locks",
     [ActionType.CallHttp]: "callHttp",
 };
 
-const ID_ACTIONS: ReadonlySet<number> = new Set([ActionType.CallActivity, ActionType.CallActivityWithRetry, ActionType.CallSubOrchestrator, ActionType.CallSubOrchestratorWithRetry, ActionType.CreateTimer]);
+const ID_ACTIONS: ReadonlySet<number> = new Set([
+    ActionType.CallActivity,
+    ActionType.CallActivityWithRetry,
+    ActionType.CallSubOrchestrator,
+    ActionType.CallSubOrchestratorWithRetry,
+    ActionType.CreateTimer,
+    ActionType.CallEntity,
+    ActionType.SignalEntity,
+    ActionType.LockEntities,
+]);
+
+/** Entity actions: each is recorded as an EventSent (a release as one per locked entity). */
+export const ENTITY_ACTIONS: ReadonlySet<number> = new Set([ActionType.CallEntity, ActionType.SignalEntity, ActionType.LockEntities, ActionType.ReleaseEntities]);
 
 /**
  * The cumulative action list with WhenAll/WhenAny expanded in order. The extension replays it the
@@ -79,8 +92,24 @@ export function flattenActions(actions: unknown): SdkAction[] {
     return result;
 }
 
+/**
+ * The actions that take a sequence id, in order. The SDK counts a release as one id per locked
+ * entity (one release message each); it is expanded here into one release per entity of the
+ * lock set of the lock before it, carrying that entity's `@name@key` as `instanceId`.
+ */
 export function idConsumingActions(actions: SdkAction[]): SdkAction[] {
-    return actions.filter((a) => ID_ACTIONS.has(a.actionType));
+    const result: SdkAction[] = [];
+    let lockSet: { name: string; key: string }[] = [];
+    for (const action of actions) {
+        if (action.actionType === ActionType.LockEntities) lockSet = action.lockSet ?? [];
+        if (action.actionType === ActionType.ReleaseEntities) {
+            for (const entity of lockSet) result.push({ actionType: ActionType.ReleaseEntities, instanceId: `@${entity.name.toLowerCase()}@${entity.key}` });
+            lockSet = [];
+        } else if (ID_ACTIONS.has(action.actionType)) {
+            result.push(action);
+        }
+    }
+    return result;
 }
 
 export function unsupportedActionMessage(actions: SdkAction[]): string | undefined {
@@ -100,6 +129,8 @@ function describeOp(op: HistoryEvent): string {
             return `an activity task named '${op.Name}'`;
         case "SubOrchestrationInstanceCreated":
             return `a sub-orchestration named '${op.Name}'`;
+        case "EventSent":
+            return `an entity message to '${op.InstanceId}'`;
         default:
             return "a durable timer";
     }
@@ -113,9 +144,23 @@ function describeAction(action: SdkAction): string {
         case ActionType.CallSubOrchestrator:
         case ActionType.CallSubOrchestratorWithRetry:
             return `a sub-orchestration named '${action.functionName}'`;
+        case ActionType.CallEntity:
+        case ActionType.SignalEntity:
+        case ActionType.LockEntities:
+        case ActionType.ReleaseEntities:
+            return `an entity message to '${entityTarget(action)}'`;
         default:
             return "a durable timer";
     }
+}
+
+/** The entity instance an entity action sends its message to (a lock goes to the first of its lock set). */
+export function entityTarget(action: SdkAction): string {
+    if (action.actionType === ActionType.LockEntities) {
+        const first = action.lockSet?.[0];
+        return first ? `@${first.name.toLowerCase()}@${first.key}` : "";
+    }
+    return action.instanceId ?? "";
 }
 
 function sameKind(op: HistoryEvent, action: SdkAction): boolean {
@@ -126,6 +171,8 @@ function sameKind(op: HistoryEvent, action: SdkAction): boolean {
             return (action.actionType === ActionType.CallSubOrchestrator || action.actionType === ActionType.CallSubOrchestratorWithRetry) && action.functionName === op.Name;
         case "TimerCreated":
             return action.actionType === ActionType.CreateTimer;
+        case "EventSent":
+            return ENTITY_ACTIONS.has(action.actionType) && entityTarget(action) === op.InstanceId;
         default:
             return false;
     }

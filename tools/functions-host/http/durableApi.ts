@@ -77,7 +77,7 @@ export async function handleDurableApi(emulator: DurableTaskEmulator, req: Incom
             }
             if (method === "POST" && op === "rewind") return sendText(res, 501, "The rewind operation is not supported by the local functions host.");
         }
-        if (root === "entities") return sendText(res, 501, "Durable entities are not emulated by the local functions host.");
+        if (root === "entities") return await entityRoute(emulator, req, res, method, segments.slice(1), query);
         sendJson(res, 404, { message: `No Durable Functions API route matches ${method} ${url.pathname}.` });
     } catch (error) {
         if (error instanceof DurableApiError) {
@@ -126,6 +126,41 @@ async function purgeBy(emulator: DurableTaskEmulator, res: ServerResponse, query
     const deleted = await emulator.purgeBy(parsed);
     if (deleted === 0) return sendEmpty(res, 404);
     sendJson(res, 200, { instancesDeleted: deleted });
+}
+
+const entityListQuery = z.object({ fetchState: boolParam, lastOperationTimeFrom: dateParam, lastOperationTimeTo: dateParam, top: z.coerce.number().int().positive().optional() });
+
+/**
+ * `entities/{name}/{key}`: GET reads the state (200 with the state as JSON, 404 when the entity
+ * does not exist; key `$` is the empty key), POST signals `?op=` with the JSON body as input,
+ * DELETE signals `delete`; `entities/` and `entities/{name}` (GET) list existing entities.
+ */
+async function entityRoute(emulator: DurableTaskEmulator, req: IncomingMessage, res: ServerResponse, method: string, segments: string[], query: Record<string, string>): Promise<void> {
+    const [name, ...rest] = segments;
+    const key = rest.length > 0 ? rest.join("/") : undefined;
+    if (method === "GET" && (key === undefined || key === "")) {
+        const parsed = entityListQuery.parse(query);
+        const tokenHeader = req.headers["x-ms-continuation-token"];
+        const continuationToken = typeof tokenHeader === "string" && tokenHeader !== "" && tokenHeader !== "null" ? tokenHeader : undefined;
+        const page = await emulator.listEntities({ ...parsed, entityName: name, continuationToken });
+        return sendJson(res, 200, page.entities, page.continuationToken ? { "x-ms-continuation-token": page.continuationToken } : {});
+    }
+    if (!name || key === undefined) return sendJson(res, 400, { message: "An entity route needs an entity name and key: entities/{entityName}/{entityKey}." });
+    const entity = { name, key: key === "$" ? "" : key };
+    if (method === "GET") {
+        const found = await emulator.readEntityState(entity);
+        if (!found) return sendEmpty(res, 404);
+        return sendJson(res, 200, found.state === undefined ? null : (JSON.parse(found.state) as unknown));
+    }
+    if (method === "POST" || method === "DELETE") {
+        const operation = method === "DELETE" ? "delete" : (query.op ?? "");
+        const body = (await readBody(req)).toString("utf8");
+        const contentType = String(req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
+        const input = body === "" ? undefined : contentType === "application/json" ? body : JSON.stringify(body);
+        await emulator.signalEntity(entity, operation, input);
+        return sendEmpty(res, 202);
+    }
+    sendEmpty(res, 404);
 }
 
 function operationResult(res: ServerResponse, result: OperationResult): void {
