@@ -26,8 +26,22 @@ export interface SdkRetryOptions {
     retryTimeoutInMilliseconds?: number;
 }
 
+/** The SDK's DurableHttpRequest, as a CallHttp action carries it. */
+export interface SdkHttpRequest {
+    method: string;
+    uri: string;
+    content?: string;
+    headers?: Record<string, string | string[]>;
+    tokenSource?: unknown;
+    asynchronousPatternEnabled?: boolean;
+}
+
+/** The extension runs callHttp as this built-in activity (HttpOptions.HttpTaskActivityReservedName). */
+export const HTTP_ACTIVITY_NAME = "BuiltIn::HttpActivity";
+
 export interface SdkAction {
     actionType: number;
+    httpRequest?: SdkHttpRequest;
     functionName?: string;
     input?: unknown;
     retryOptions?: SdkRetryOptions;
@@ -55,10 +69,9 @@ const UNSUPPORTED: Record<number, string> = {
     [ActionType.SignalEntity]: "signalEntity (durable entities)",
     [ActionType.LockEntities]: "lock (durable entities)",
     [ActionType.ReleaseEntities]: "entity locks",
-    [ActionType.CallHttp]: "callHttp",
 };
 
-const ID_ACTIONS: ReadonlySet<number> = new Set([ActionType.CallActivity, ActionType.CallActivityWithRetry, ActionType.CallSubOrchestrator, ActionType.CallSubOrchestratorWithRetry, ActionType.CreateTimer]);
+const ID_ACTIONS: ReadonlySet<number> = new Set([ActionType.CallActivity, ActionType.CallActivityWithRetry, ActionType.CallSubOrchestrator, ActionType.CallSubOrchestratorWithRetry, ActionType.CreateTimer, ActionType.CallHttp]);
 
 /**
  * The cumulative action list with WhenAll/WhenAny expanded in order. The extension replays it the
@@ -97,7 +110,7 @@ export function recordedActionOps(view: ExecutionView): HistoryEvent[] {
 function describeOp(op: HistoryEvent): string {
     switch (op.EventType) {
         case "TaskScheduled":
-            return `an activity task named '${op.Name}'`;
+            return op.Name === HTTP_ACTIVITY_NAME ? "a durable HTTP call" : `an activity task named '${op.Name}'`;
         case "SubOrchestrationInstanceCreated":
             return `a sub-orchestration named '${op.Name}'`;
         default:
@@ -113,6 +126,8 @@ function describeAction(action: SdkAction): string {
         case ActionType.CallSubOrchestrator:
         case ActionType.CallSubOrchestratorWithRetry:
             return `a sub-orchestration named '${action.functionName}'`;
+        case ActionType.CallHttp:
+            return "a durable HTTP call";
         default:
             return "a durable timer";
     }
@@ -121,6 +136,7 @@ function describeAction(action: SdkAction): string {
 function sameKind(op: HistoryEvent, action: SdkAction): boolean {
     switch (op.EventType) {
         case "TaskScheduled":
+            if (op.Name === HTTP_ACTIVITY_NAME) return action.actionType === ActionType.CallHttp;
             return (action.actionType === ActionType.CallActivity || action.actionType === ActionType.CallActivityWithRetry) && action.functionName === op.Name;
         case "SubOrchestrationInstanceCreated":
             return (action.actionType === ActionType.CallSubOrchestrator || action.actionType === ActionType.CallSubOrchestratorWithRetry) && action.functionName === op.Name;

@@ -72,15 +72,16 @@ export async function handleDurableApi(emulator: DurableTaskEmulator, req: Incom
             if (method === "POST" && op === "resume") return operationResult(res, await emulator.resume(id, reason));
             if (method === "POST" && op === "restart") {
                 const newId = await emulator.restart(id, url.searchParams.get("restartWithNewInstanceId")?.toLowerCase() !== "false");
-                if (!newId) return sendEmpty(res, 404);
                 return checkStatusResponse(emulator, res, newId);
             }
-            if (method === "POST" && op === "rewind") return sendText(res, 501, "The rewind operation is not supported by the local functions host.");
+            if (method === "POST" && op === "rewind") return operationResult(res, await emulator.rewind(id, reason));
         }
         if (root === "entities") return sendText(res, 501, "Durable entities are not emulated by the local functions host.");
         sendJson(res, 404, { message: `No Durable Functions API route matches ${method} ${url.pathname}.` });
     } catch (error) {
         if (error instanceof DurableApiError) {
+            // The extension's HttpApiHandler answers an exception from a client operation with this body.
+            if (error.statusCode === 500 && error.exceptionType) return sendJson(res, 500, { Message: "Something went wrong while processing your request", ExceptionMessage: error.message, ExceptionType: error.exceptionType, StackTrace: null });
             if (error.statusCode === 500) return sendServerError(res, error.message);
             return sendJson(res, error.statusCode, { message: error.message });
         }
