@@ -246,12 +246,13 @@ export class OrchestrationRunner {
     /**
      * versionFailureStrategy Reject: work for an instance whose version this host does not run
      * (versionMatchStrategy) is abandoned and looked at again later, so the instance stays as it
-     * is (Pending or Running). Terminate, suspend and resume still apply; they run no orchestrator code.
+     * is (Pending or Running). Like DTFx, which checks the version before it looks at the work
+     * item's messages, that holds for terminate, suspend and resume too.
      */
     #rejectsVersion(state: InstanceState, message: ControlMessage, decision: Decision): boolean {
         if (this.versioning.failureStrategy !== "Reject") return false;
-        const runsCode = (decision.kind === "start" && !decision.conflict) || decision.kind === "event" || decision.kind === "rewind";
-        if (!runsCode) return false;
+        const applies = (decision.kind === "start" && !decision.conflict) || decision.kind === "event" || decision.kind === "rewind" || decision.kind === "control";
+        if (!applies) return false;
         const version = decision.kind === "start" ? message.event.Version : state.view.version;
         if (versionAllowed(this.versioning, version)) return false;
         const name = decision.kind === "start" ? message.event.Name : state.view.name;
