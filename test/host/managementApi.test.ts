@@ -2,6 +2,9 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import type { HistoryEvent } from "../../tools/functions-host/durable/historyEvent";
+import { httpPollAfter, locationPollRequest } from "../../tools/functions-host/durable/httpActivity";
+import { activeHistory, planRewind } from "../../tools/functions-host/durable/rewind";
 import { startHost, type RunningHost } from "../../tools/functions-host/index";
 import { uniqueName } from "../helpers/names";
 import { APP_DIR, call, DURABLE, durableApi, historyRows, waitFor } from "./support/hostTestClient";
@@ -30,6 +33,44 @@ afterAll(async () => {
 const instanceUrl = (id: string, op = "", query = "") => `${host.url}${DURABLE}/instances/${encodeURIComponent(id)}${op ? `/${op}` : ""}${query}`;
 const runs = (key: string) => (existsSync(path.join(stateDir, `${key}.runs`)) ? readFileSync(path.join(stateDir, `${key}.runs`), "utf8").split("\n").filter(Boolean).length : 0);
 const allow = (key: string) => writeFileSync(path.join(stateDir, `${key}.ok`), "ok");
+
+describe("rewind plans and HTTP polls (pure)", () => {
+    const at = "2025-01-01T00:00:00.000Z";
+    const ev = (e: Partial<HistoryEvent> & Pick<HistoryEvent, "EventType">): HistoryEvent => ({ EventId: -1, Timestamp: at, ...e });
+
+    it("takes out the last failed attempt of a retried task with its dummy timer, keeps the retried failure, and hides earlier rewinds", () => {
+        const history: HistoryEvent[] = [
+            ev({ EventType: "ExecutionStarted", Name: "o" }),
+            ev({ EventType: "TaskScheduled", EventId: 0, Name: "a", RetryOptions: "{}", Attempt: 1 }),
+            ev({ EventType: "TaskFailed", TaskScheduledId: 0, Reason: "1" }),
+            ev({ EventType: "TimerCreated", EventId: 1, TimerPurpose: "retry", ChainOf: 0, Attempt: 1 }),
+            ev({ EventType: "TimerFired", TimerId: 1 }),
+            ev({ EventType: "TaskScheduled", EventId: 2, Name: "a", RetryOptions: "{}", Attempt: 2, ChainOf: 0 }),
+            ev({ EventType: "TaskFailed", TaskScheduledId: 2, Reason: "2" }),
+            ev({ EventType: "TimerCreated", EventId: 3, TimerPurpose: "retry-final", ChainOf: 0, Attempt: 2 }),
+            ev({ EventType: "TimerFired", TimerId: 3 }),
+            ev({ EventType: "ExecutionCompleted", OrchestrationStatus: "Failed" }),
+        ];
+        const plan = planRewind(history);
+        expect(plan.removed).toEqual([6, 7, 8, 9]);
+        expect(plan.redo.map((op) => op.EventId)).toEqual([2]);
+        const marked = [...history, ev({ EventType: "GenericEvent", Name: "Rewind", Input: JSON.stringify(plan.removed) })];
+        expect(activeHistory(marked).map((e) => e.EventType)).toEqual(["ExecutionStarted", "TaskScheduled", "TaskFailed", "TimerCreated", "TimerFired", "TaskScheduled"]);
+        expect(planRewind(marked).removed).toEqual([]);
+    });
+
+    it("polls a 202 with a Location after Retry-After, as a GET without the function key, and without credentials on another origin", () => {
+        const request = { method: "POST", uri: "http://127.0.0.1:7071/api/job", content: "{}", headers: { "x-functions-key": "k", Authorization: "Bearer t", "x-test": "1" } };
+        const op = ev({ EventType: "TaskScheduled", EventId: 0, Name: "BuiltIn::HttpActivity", Input: JSON.stringify(request) });
+        const answer = (statusCode: number, headers: Record<string, string>) => ev({ EventType: "TaskCompleted", TaskScheduledId: 0, Result: JSON.stringify({ statusCode, headers, content: "" }) });
+        expect(httpPollAfter(op, answer(202, { Location: "/api/job/1", "Retry-After": "2" }))).toEqual({ delayMs: 2000, location: "http://127.0.0.1:7071/api/job/1" });
+        expect(httpPollAfter(op, answer(202, { location: "/x" }))?.delayMs).toBe(30_000);
+        expect(httpPollAfter(op, answer(200, { Location: "/x" }))).toBeUndefined();
+        expect(httpPollAfter(op, answer(202, {}))).toBeUndefined();
+        expect(locationPollRequest(op, "http://127.0.0.1:7071/api/job/1")).toEqual({ method: "GET", uri: "http://127.0.0.1:7071/api/job/1", headers: { Authorization: "Bearer t", "x-test": "1" }, asynchronousPatternEnabled: undefined });
+        expect(locationPollRequest(op, "http://elsewhere.example/job/1").headers).toEqual({ "x-test": "1" });
+    });
+});
 
 describe("suspend, resume, terminate and purge in states that do not allow them", () => {
     it("refuses to suspend a suspended instance and to resume a running one with the extension's 500 and warning", async () => {
