@@ -74,7 +74,7 @@ afterAll(async () => {
     await new Promise((resolve) => jobServer?.close(resolve));
 });
 
-it("after a SIGKILL, a restarted host with a newer defaultVersion runs the rejected instance, finishes a rewind and a callHttp poll, and fails a too-new version (Fail)", async () => {
+it("after a SIGKILL, a restarted host with a newer defaultVersion runs the rejected instance, finishes a rewind and a callHttp poll, and fails a too-new version (Fail); an older host leaves a newer Running instance alone", async () => {
     const env = {
         AzureWebJobsStorage: connectionString,
         HV_HUB: uniqueName("hvc"),
@@ -125,6 +125,19 @@ it("after a SIGKILL, a restarted host with a newer defaultVersion runs the rejec
     expect(completed?.FailureDetails).toMatchObject({ ErrorType: "VersionMismatch", IsNonRetriable: true });
     expect(second.output()).not.toContain("Executing 'Functions.versioned' (Reason='(Orchestration) instance '" + newest);
 
+    // A Running 2.0 instance, then a host that only runs up to 0.1 (Reject): the event is not applied, it stays Running.
+    const waiting = uniqueName("w-run");
+    await apiB.start("waiter", waiting);
+    expect((await apiB.until(waiting, ["Running"])).version).toBe("2.0");
     second.child.kill("SIGTERM");
     expect(await new Promise((resolve) => second.child.once("exit", resolve))).toBe(0);
+
+    const third = await spawnHost({ ...env, AzureFunctionsJobHost__extensions__durableTask__defaultVersion: "0.1" });
+    const apiC = durableApi(third.url);
+    expect((await apiC.raise(waiting, "go", "late")).status).toBe(202);
+    await waitFor("host C to reject the running 2.0 instance", () => third.output().includes(`instance '${waiting}' (waiter) has version '2.0'`) && third.output().includes("its EventRaised message is retried"));
+    const still = (await apiC.status(waiting)).json();
+    expect(still.runtimeStatus).toBe("Running");
+    expect(still.output).toBeNull();
+    third.child.kill("SIGKILL");
 }, 120_000);
