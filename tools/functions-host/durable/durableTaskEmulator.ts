@@ -286,7 +286,8 @@ export class DurableTaskEmulator {
     /** The extension's refusal: a warning log line and an InvalidOperationException (HTTP 500). */
     #refuseUnless(record: InstanceRecord, allowed: RuntimeStatus[], operation: "suspend" | "resume"): void {
         if (allowed.includes(record.runtimeStatus)) return;
-        this.logger.warn(`Durable: instance '${record.instanceId}' (${record.name}): Cannot ${operation} orchestration instance in the ${record.runtimeStatus} state.`);
+        // TraceHelper.ExtensionWarningEvent's format (without AppName, SlotName, ExtensionVersion and SequenceNumber).
+        this.logger.warn(`Cannot ${operation} orchestration instance in the ${record.runtimeStatus} state.. InstanceId: ${record.instanceId}. Function: ${record.name}. HubName: ${this.hub.name}.`);
         throw new DurableApiError(500, `Cannot ${operation} the orchestration instance ${record.instanceId} because instance is in the ${record.runtimeStatus} state.`, "System.InvalidOperationException");
     }
 
