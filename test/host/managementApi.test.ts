@@ -73,7 +73,7 @@ describe("rewind plans and HTTP polls (pure)", () => {
 });
 
 describe("suspend, resume, terminate and purge in states that do not allow them", () => {
-    it("refuses to suspend a suspended instance and to resume a running one with the extension's 500 and warning", async () => {
+    it("refuses to suspend a suspended instance and to resume a running one with the extension's 500 and warning, and to purge it", async () => {
         const id = uniqueName("susp");
         await api.start("waiter", id);
         await api.until(id, ["Running"]);
@@ -89,6 +89,9 @@ describe("suspend, resume, terminate and purge in states that do not allow them"
         expect(suspendAgain.status).toBe(500);
         expect(suspendAgain.json().ExceptionMessage).toBe(`Cannot suspend the orchestration instance ${id} because instance is in the Suspended state.`);
         expect(lines.some((l) => l.includes("Cannot suspend orchestration instance in the Suspended state.") && l.includes(id))).toBe(true);
+        const purgeSuspended = await api.purge(id);
+        expect(purgeSuspended.status).toBe(400);
+        expect(purgeSuspended.json().message).toContain("because it is in the Suspended state");
 
         expect((await api.op(id, "resume")).status).toBe(202);
         await api.until(id, ["Running"]);
