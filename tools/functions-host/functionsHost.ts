@@ -6,6 +6,7 @@ import { AppSettings, mergeAppSettings } from "./config/appSettings";
 import { HostConfig } from "./config/hostConfig";
 import type { DuplicateActivities } from "./durable/activityWorker";
 import { DurableTaskEmulator } from "./durable/durableTaskEmulator";
+import { readVersioning } from "./durable/versioning";
 import { buildCatalog, type HostFunction, type RegisteredFunctionInfo } from "./functionCatalog";
 import { FunctionRunner, type QueueMessageEncoding } from "./functionRunner";
 import { AdminError, handleAdminApi, type HostState } from "./http/adminApi";
@@ -204,6 +205,7 @@ class FunctionsHost {
             duplicateActivities: this.#duplicates,
             minIdleMs: MIN_IDLE_POLL_MS,
             maxIdleMs: this.options.pollIntervalMs ?? 1000,
+            versioning: readVersioning(this.config),
         });
         await this.#durable.prepare(this.url);
     }

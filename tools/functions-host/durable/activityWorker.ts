@@ -3,7 +3,9 @@ import type { HostLogger } from "../logger";
 import { PollLoop } from "../util/pollLoop";
 import { errorMessage } from "../worker/invoker";
 import type { HistoryEvent } from "./historyEvent";
+import { runHttpActivity } from "./httpActivity";
 import { controlMessage, type WorkItemMessage } from "./messages";
+import { HTTP_ACTIVITY_NAME } from "./orchestratorActions";
 import type { DurableFunctionLookup } from "./orchestrationRunner";
 import type { ReceivedDurableMessage, TaskHub } from "./taskHub";
 import { drain } from "../util/drain";
@@ -103,6 +105,7 @@ export class ActivityWorker {
     }
 
     async #execute(workItem: WorkItemMessage): Promise<Outcome> {
+        if (workItem.name === HTTP_ACTIVITY_NAME) return runBuiltInHttp(workItem);
         const fn = this.functions.activity(workItem.name);
         if (!fn) {
             const reason = `The function '${workItem.name}' doesn't exist, is disabled, or is not an activity function.`;
@@ -127,6 +130,16 @@ export class ActivityWorker {
             default:
                 return once();
         }
+    }
+}
+
+/** callHttp's built-in activity: the HTTP answer is the result; an unreachable URL fails the task. */
+async function runBuiltInHttp(workItem: WorkItemMessage): Promise<Outcome> {
+    try {
+        return { ok: true, result: JSON.stringify(await runHttpActivity(workItem.input)) };
+    } catch (error) {
+        const cause = error instanceof Error && error.cause instanceof Error ? ` (${error.cause.message})` : "";
+        return toFailure(HTTP_ACTIVITY_NAME, new Error(`${errorMessage(error)}${cause}`));
     }
 }
 

@@ -13,9 +13,11 @@ import { instanceIdProblem } from "./instanceId";
 import { entityRequestMessage, schedulerId, type EntityId } from "./entityMessages";
 import { currentSchedulerState, EntityRunner } from "./entityRunner";
 import { controlMessage } from "./messages";
+import { rewindEvent } from "./rewind";
 import { OrchestrationRunner, type DurableFunctionLookup } from "./orchestrationRunner";
 import { statusJson, type StatusOptions } from "./statusView";
 import { TaskHub } from "./taskHub";
+import type { VersioningOptions } from "./versioning";
 
 export interface DurableEmulatorOptions {
     hubName: string;
@@ -27,6 +29,8 @@ export interface DurableEmulatorOptions {
     duplicateActivities: DuplicateActivities;
     minIdleMs: number;
     maxIdleMs: number;
+    /** host.json defaultVersion / versionMatchStrategy / versionFailureStrategy; absent = no default version, CurrentOrOlder, Reject. */
+    versioning?: VersioningOptions;
 }
 
 /** An API-level problem with the status code the host's HTTP API answers with. */
@@ -34,6 +38,8 @@ export class DurableApiError extends Error {
     constructor(
         readonly statusCode: number,
         message: string,
+        /** For a 500: the .NET exception type the extension's error response names. */
+        readonly exceptionType?: string,
     ) {
         super(message);
         this.name = "DurableApiError";
@@ -76,7 +82,7 @@ export class DurableTaskEmulator {
         this.hub = new TaskHub(account, options.hubName);
         this.store = new HistoryStore(this.hub);
         this.#functions = functionLookup(functions);
-        const orchestrations = new OrchestrationRunner(this.hub, this.store, this.#functions, runner, logger);
+        const orchestrations = new OrchestrationRunner(this.hub, this.store, this.#functions, runner, logger, this.versioning);
         const entities = new EntityRunner(this.hub, this.store, this.#functions, runner, logger);
         this.#control = new ControlQueueWorker(
             this.hub,
@@ -98,6 +104,10 @@ export class DurableTaskEmulator {
             maxIdleMs: options.maxIdleMs,
         });
         this.hub.onSent = (queue) => (queue === "control" ? this.#control.wake() : this.#activities.wake());
+    }
+
+    get versioning(): VersioningOptions {
+        return this.options.versioning ?? { defaultVersion: "", matchStrategy: "CurrentOrOlder", failureStrategy: "Reject" };
     }
 
     get hubName(): string {
@@ -138,11 +148,12 @@ export class DurableTaskEmulator {
         }
         const now = new Date();
         const executionId = randomUUID().replace(/-/g, "");
+        const version = options.version ?? this.versioning.defaultVersion;
         const record: InstanceRecord = {
             instanceId,
             executionId,
             name,
-            version: options.version ?? "",
+            version,
             input: options.input,
             createdTime: now,
             lastUpdatedTime: now,
@@ -155,9 +166,9 @@ export class DurableTaskEmulator {
             throw error;
         }
         await this.hub.send({
-            message: controlMessage(instanceId, { EventType: "ExecutionStarted", EventId: -1, Timestamp: now.toISOString(), Name: name, Input: options.input, Version: options.version ?? "" }, { executionId }),
+            message: controlMessage(instanceId, { EventType: "ExecutionStarted", EventId: -1, Timestamp: now.toISOString(), Name: name, Input: options.input, Version: version }, { executionId }),
         });
-        this.logger.info(`Durable: started '${name}' instance '${instanceId}'${existing ? ` (replacing a ${existing.runtimeStatus} instance)` : ""}.`);
+        this.logger.info(`Durable: started '${name}' instance '${instanceId}'${version ? ` (version '${version}')` : ""}${existing ? ` (replacing a ${existing.runtimeStatus} instance)` : ""}.`);
         return instanceId;
     }
 
@@ -196,18 +207,55 @@ export class DurableTaskEmulator {
         return this.#send(instanceId, (now) => ({ EventType: "ExecutionTerminated", EventId: -1, Timestamp: now, Input: reason }));
     }
 
+    /** Only a Running, Pending or ContinuedAsNew instance can be suspended (DurableClient.SuspendAsync). */
     suspend(instanceId: string, reason: string): Promise<OperationResult> {
-        return this.#send(instanceId, (now) => ({ EventType: "ExecutionSuspended", EventId: -1, Timestamp: now, Reason: reason }));
+        return this.#send(
+            instanceId,
+            (now) => ({ EventType: "ExecutionSuspended", EventId: -1, Timestamp: now, Reason: reason }),
+            (record) => this.#refuseUnless(record, ["Running", "Pending", "ContinuedAsNew"], "suspend"),
+        );
     }
 
+    /** Only a Suspended instance can be resumed (DurableClient.ResumeAsync). */
     resume(instanceId: string, reason: string): Promise<OperationResult> {
-        return this.#send(instanceId, (now) => ({ EventType: "ExecutionResumed", EventId: -1, Timestamp: now, Reason: reason }));
+        return this.#send(
+            instanceId,
+            (now) => ({ EventType: "ExecutionResumed", EventId: -1, Timestamp: now, Reason: reason }),
+            (record) => this.#refuseUnless(record, ["Suspended"], "resume"),
+        );
     }
 
-    /** Deletes a finished instance's rows; a running (or unknown) instance is "not found", as in the host. */
+    /**
+     * Rewinds a Failed instance: its failed task and sub-orchestration results (and the failure
+     * itself) are taken out of the history, so the failed work runs again and the orchestrator
+     * replays. Completed, Terminated and Canceled instances are "gone" (410); Running, Pending or
+     * Suspended ones are refused like DurableClient.RewindAsync (500).
+     */
+    async rewind(instanceId: string, reason: string): Promise<OperationResult> {
+        const record = await this.store.readRecord(instanceId);
+        if (!record) return "notFound";
+        if (record.runtimeStatus === "Completed" || record.runtimeStatus === "Terminated" || record.runtimeStatus === "Canceled") return "gone";
+        if (record.runtimeStatus !== "Failed") {
+            this.logger.warn(`Durable: instance '${instanceId}' (${record.name}): The rewind operation is only supported on failed orchestration instances (it is ${record.runtimeStatus}).`);
+            throw new DurableApiError(500, "The rewind operation is only supported on failed orchestration instances.", "System.InvalidOperationException");
+        }
+        await this.hub.send({ message: controlMessage(instanceId, rewindEvent(new Date().toISOString(), reason), { executionId: record.executionId }) });
+        this.logger.info(`Durable: instance '${instanceId}' (${record.name}) is being rewound. Reason: ${reason}`);
+        return "accepted";
+    }
+
+    /**
+     * Deletes a finished instance's rows. A running, pending or suspended orchestration is refused
+     * (400), as the extension does since it checks the runtime status of single-instance purges.
+     */
     async purge(instanceId: string): Promise<boolean> {
         const record = await this.store.readRecord(instanceId);
-        if (!record || !isTerminal(record.runtimeStatus)) return false;
+        if (!record) return false;
+        if (!isTerminal(record.runtimeStatus)) {
+            const message = `Cannot purge the orchestration instance ${instanceId} because it is in the ${record.runtimeStatus} state; only Completed, Failed, Terminated or Canceled instances can be purged.`;
+            this.logger.warn(`Durable: instance '${instanceId}' (${record.name}): ${message}`);
+            throw new DurableApiError(400, message);
+        }
         await this.store.purge(instanceId);
         return true;
     }
@@ -219,16 +267,23 @@ export class DurableTaskEmulator {
         if (statuses.length === 0) return 0;
         do {
             const page = await this.list({ ...query, runtimeStatus: statuses, top: 100, continuationToken: token });
-            for (const status of page.statuses) if (await this.purge(String(status.instanceId))) deleted++;
+            for (const status of page.statuses) if (await this.#purgeFinished(String(status.instanceId))) deleted++;
             token = page.continuationToken;
         } while (token);
         return deleted;
     }
 
-    async restart(instanceId: string, restartWithNewInstanceId: boolean): Promise<string | undefined> {
+    /**
+     * DurableClient.RestartAsync: StartNew(name, same id or a new one, the old input). Like any
+     * start it takes the current defaultVersion, not the old instance's version. An unknown id is a
+     * 400 (ArgumentException), a running one is refused like any start of a running id.
+     */
+    async restart(instanceId: string, restartWithNewInstanceId: boolean): Promise<string> {
         const record = await this.store.readRecord(instanceId);
-        if (!record) return undefined;
-        return this.startNew(record.name, { instanceId: restartWithNewInstanceId ? undefined : instanceId, input: record.input, version: record.version });
+        if (!record) throw new DurableApiError(400, `InstanceId does not match a valid orchestration instance. An orchestration with the instanceId ${instanceId} was not found.`);
+        const newId = await this.startNew(record.name, { instanceId: restartWithNewInstanceId ? undefined : instanceId, input: record.input });
+        this.logger.info(`Durable: instance '${instanceId}' (${record.name}) restarted as '${newId}'.`);
+        return newId;
     }
 
     /** A client's signal: one operation message to the entity (no answer). */
@@ -277,10 +332,26 @@ export class DurableTaskEmulator {
         }
     }
 
-    async #send(instanceId: string, event: (now: string) => Parameters<typeof controlMessage>[1]): Promise<OperationResult> {
+    async #purgeFinished(instanceId: string): Promise<boolean> {
+        const record = await this.store.readRecord(instanceId);
+        if (!record || !isTerminal(record.runtimeStatus)) return false;
+        await this.store.purge(instanceId);
+        return true;
+    }
+
+    /** The extension's refusal: a warning log line and an InvalidOperationException (HTTP 500). */
+    #refuseUnless(record: InstanceRecord, allowed: RuntimeStatus[], operation: "suspend" | "resume"): void {
+        if (allowed.includes(record.runtimeStatus)) return;
+        // TraceHelper.ExtensionWarningEvent's format (without AppName, SlotName, ExtensionVersion and SequenceNumber).
+        this.logger.warn(`Cannot ${operation} orchestration instance in the ${record.runtimeStatus} state.. InstanceId: ${record.instanceId}. Function: ${record.name}. HubName: ${this.hub.name}.`);
+        throw new DurableApiError(500, `Cannot ${operation} the orchestration instance ${record.instanceId} because instance is in the ${record.runtimeStatus} state.`, "System.InvalidOperationException");
+    }
+
+    async #send(instanceId: string, event: (now: string) => Parameters<typeof controlMessage>[1], check?: (record: InstanceRecord) => void): Promise<OperationResult> {
         const record = await this.store.readRecord(instanceId);
         if (!record) return "notFound";
         if (isTerminal(record.runtimeStatus)) return "gone";
+        check?.(record);
         await this.hub.send({ message: controlMessage(instanceId, event(new Date().toISOString())) });
         return "accepted";
     }

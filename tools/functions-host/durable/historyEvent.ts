@@ -1,3 +1,5 @@
+import { activeHistory } from "./rewind";
+
 /** DTFx history event types (numbers as the durable-functions SDK reads them, names as the Azure Storage provider stores them). */
 export const EventType = {
     ExecutionStarted: 0,
@@ -70,8 +72,8 @@ export interface HistoryEvent {
     ChainOf?: number;
     /** 1-based attempt number of a retried task. */
     Attempt?: number;
-    /** Why the host created a timer: a retry delay, the final "dummy" retry timer, or one leg of a long timer. */
-    TimerPurpose?: "retry" | "retry-final" | "long";
+    /** Why the host created a timer: a retry delay, the final "dummy" retry timer, one leg of a long timer, or the wait before polling a callHttp 202 Location. */
+    TimerPurpose?: "retry" | "retry-final" | "long" | "http-poll";
     /** Final fire time of a long timer (ISO). */
     FinalFireAt?: string;
     /** On OrchestratorCompleted: the custom status at the end of that episode (JSON text). */
@@ -87,7 +89,8 @@ const HOST_ONLY_FIELDS = ["MessageId", "RetryOptions", "ChainOf", "Attempt", "Ti
  * The history as the orchestration trigger payload carries it: numeric EventType, IsPlayed
  * (true for events of earlier episodes), FailureDetails as an object.
  */
-export function toSdkHistory(events: HistoryEvent[]): Record<string, unknown>[] {
+export function toSdkHistory(stored: HistoryEvent[]): Record<string, unknown>[] {
+    const events = activeHistory(stored);
     let lastStarted = -1;
     events.forEach((e, i) => {
         if (e.EventType === "OrchestratorStarted") lastStarted = i;
@@ -123,7 +126,8 @@ export interface ExecutionView {
     nextId: number;
 }
 
-export function viewExecution(events: HistoryEvent[], executionId: string | undefined): ExecutionView {
+export function viewExecution(stored: HistoryEvent[], executionId: string | undefined): ExecutionView {
+    const events = activeHistory(stored);
     const view: ExecutionView = {
         executionId,
         started: undefined,

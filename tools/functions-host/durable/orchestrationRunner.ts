@@ -15,6 +15,7 @@ import {
     checkDeterminism,
     computeRetryDelay,
     flattenActions,
+    HTTP_ACTIVITY_NAME,
     idConsumingActions,
     recordedActionOps,
     unsupportedActionMessage,
@@ -23,6 +24,9 @@ import {
     type SdkRetryOptions,
 } from "./orchestratorActions";
 import type { TaskHub } from "./taskHub";
+import { httpPollAfter, httpRequestProblem, locationPollRequest } from "./httpActivity";
+import { activeHistory, isRewindEvent, planRewind } from "./rewind";
+import { VERSION_MISMATCH_ERROR_TYPE, VERSION_MISMATCH_MESSAGE, versionAllowed, type VersioningOptions } from "./versioning";
 
 /** The durable functions the app registered, as the emulator needs to find them. */
 export interface DurableFunctionLookup {
@@ -42,11 +46,14 @@ type Decision =
     | { kind: "retry"; afterMs: number }
     | { kind: "start"; conflict: boolean }
     | { kind: "control" }
+    | { kind: "rewind" }
     | { kind: "event"; key: string; bookkeeping: boolean };
 
 const MAX_SHORT_TIMER_MS = 6 * 86_400_000;
 const LONG_TIMER_INTERVAL_MS = 3 * 86_400_000;
 const MAX_EVENTS_PER_EPISODE = 50;
+/** How long the messages of an instance whose version this host rejects wait before they are looked at again. */
+const VERSION_REJECT_RETRY_MS = 5000;
 
 interface InstanceState {
     instanceId: string;
@@ -78,6 +85,7 @@ export class OrchestrationRunner {
         private readonly functions: DurableFunctionLookup,
         private readonly runner: FunctionRunner,
         private readonly logger: HostLogger,
+        private readonly versioning: VersioningOptions = { defaultVersion: "", matchStrategy: "CurrentOrOlder", failureStrategy: "Reject" },
     ) {}
 
     async process(instanceId: string, messages: ControlMessage[]): Promise<Disposition[]> {
@@ -96,7 +104,8 @@ export class OrchestrationRunner {
         };
         for (const index of order) {
             const message = messages[index] as ControlMessage;
-            const decision = this.#classify(state, message, chunkKeys);
+            let decision = this.#classify(state, message, chunkKeys);
+            if (this.#rejectsVersion(state, message, decision)) decision = { kind: "retry", afterMs: VERSION_REJECT_RETRY_MS };
             switch (decision.kind) {
                 case "drop":
                     this.logger.host("debug", `Durable: instance '${instanceId}' drops ${message.event.EventType} message ${message.id}: ${decision.reason}.`);
@@ -112,6 +121,10 @@ export class OrchestrationRunner {
                 case "control":
                     await flush();
                     await this.#control(state, message);
+                    break;
+                case "rewind":
+                    await flush();
+                    await this.#rewind(state, message);
                     break;
                 case "event": {
                     const event: HistoryEvent = { ...message.event, MessageId: message.id };
@@ -168,6 +181,11 @@ export class OrchestrationRunner {
         }
         if (message.executionId !== undefined && message.executionId !== current) return { kind: "drop", reason: "it is for an earlier execution" };
         if (view.status === "ContinuedAsNew") return message.executionId !== undefined ? { kind: "drop", reason: "the execution continued as new" } : { kind: "retry", afterMs: 100 };
+        if (isRewindEvent(event)) {
+            if (view.status === "Failed") return { kind: "rewind" };
+            this.logger.warn(`Durable: instance '${state.instanceId}' is ${view.status}; only a Failed instance can be rewound, the rewind is dropped.`);
+            return { kind: "drop", reason: `a ${view.status} instance cannot be rewound` };
+        }
         if (isTerminal(view.status)) return { kind: "drop", reason: `the instance is ${view.status}` };
         if (view.appliedMessageIds.has(message.id) || chunkKeys.has(`m:${message.id}`)) return { kind: "drop", reason: "already applied" };
 
@@ -192,7 +210,8 @@ export class OrchestrationRunner {
                 if (!op || op.EventType !== expected) return { kind: "drop", reason: `no ${expected} with id ${id}` };
                 if (view.resolved.has(id) || chunkKeys.has(`r:${id}`)) return { kind: "drop", reason: `task ${id} already has a result` };
                 const failed = event.EventType.endsWith("Failed");
-                return { kind: "event", key: `r:${id}`, bookkeeping: failed && op.RetryOptions !== undefined };
+                const polls = !failed && op.Name === HTTP_ACTIVITY_NAME && httpPollAfter(op, event) !== undefined;
+                return { kind: "event", key: `r:${id}`, bookkeeping: (failed && op.RetryOptions !== undefined) || polls };
             }
             case "TimerFired": {
                 const id = event.TimerId ?? -1;
@@ -201,7 +220,7 @@ export class OrchestrationRunner {
                 if (view.resolved.has(id) || chunkKeys.has(`r:${id}`)) return { kind: "drop", reason: `timer ${id} already fired` };
                 const due = Date.parse(event.FireAt ?? op.FireAt ?? "") - Date.now();
                 if (due > 5) return { kind: "retry", afterMs: due };
-                return { kind: "event", key: `r:${id}`, bookkeeping: op.TimerPurpose === "retry" || op.TimerPurpose === "long" };
+                return { kind: "event", key: `r:${id}`, bookkeeping: op.TimerPurpose === "retry" || op.TimerPurpose === "long" || op.TimerPurpose === "http-poll" };
             }
             case "EventRaised":
                 return { kind: "event", key: `m:${message.id}`, bookkeeping: false };
@@ -229,6 +248,43 @@ export class OrchestrationRunner {
         });
     }
 
+    /**
+     * versionFailureStrategy Reject: work for an instance whose version this host does not run
+     * (versionMatchStrategy) is abandoned and looked at again later, so the instance stays as it
+     * is (Pending or Running). Like DTFx, which checks the version before it looks at the work
+     * item's messages, that holds for terminate, suspend and resume too.
+     */
+    #rejectsVersion(state: InstanceState, message: ControlMessage, decision: Decision): boolean {
+        if (this.versioning.failureStrategy !== "Reject") return false;
+        const applies = (decision.kind === "start" && !decision.conflict) || decision.kind === "event" || decision.kind === "rewind" || decision.kind === "control";
+        if (!applies) return false;
+        const version = decision.kind === "start" ? message.event.Version : state.view.version;
+        if (versionAllowed(this.versioning, version)) return false;
+        const name = decision.kind === "start" ? message.event.Name : state.view.name;
+        this.logger.warn(
+            `Durable: instance '${state.instanceId}' (${name ?? "?"}) has version '${version ?? ""}', which this host does not run (defaultVersion '${this.versioning.defaultVersion}', versionMatchStrategy ${this.versioning.matchStrategy}); versionFailureStrategy Reject leaves it waiting, its ${message.event.EventType} message is retried in ${VERSION_REJECT_RETRY_MS / 1000} s.`,
+        );
+        return true;
+    }
+
+    /** Takes the failed results out of a Failed execution's history, sends the failed work again and replays. */
+    async #rewind(state: InstanceState, message: ControlMessage): Promise<void> {
+        const plan = planRewind(state.history);
+        const reason = message.event.Reason ?? "";
+        const marker: HistoryEvent = { ...message.event, EventId: -1, Timestamp: this.#episodeTime(state).toISOString(), Input: JSON.stringify(plan.removed), MessageId: message.id };
+        const executionId = state.sentinel?.executionId ?? "";
+        const outbox: OutboundMessage[] = [];
+        for (const op of plan.redo) {
+            if (op.EventType === "TaskScheduled") {
+                outbox.push({ message: { kind: "workItem", id: randomUUID(), instanceId: state.instanceId, executionId, taskScheduledId: op.EventId, name: op.Name ?? "", input: op.Input, sentAt: new Date().toISOString() } });
+            } else if (op.InstanceId) {
+                outbox.push({ message: controlMessage(op.InstanceId, { ...message.event, EventId: -1, Timestamp: new Date().toISOString(), Reason: reason }) });
+            }
+        }
+        this.logger.info(`Durable: instance '${state.instanceId}' (${state.view.name}) rewound: ${plan.removed.length} history rows taken out, ${plan.redo.length} failed task(s) run again. Reason: ${reason}`);
+        await this.#episode(state, [marker], undefined, outbox);
+    }
+
     async #control(state: InstanceState, message: ControlMessage): Promise<void> {
         const now = this.#episodeTime(state).toISOString();
         const reason = message.event.Input ?? message.event.Reason ?? "";
@@ -253,14 +309,14 @@ export class OrchestrationRunner {
     }
 
     /** One episode: the SDK replays history + new events; the host records and schedules what it decided. */
-    async #episode(state: InstanceState, newEvents: HistoryEvent[], newExecutionId?: string): Promise<void> {
+    async #episode(state: InstanceState, newEvents: HistoryEvent[], newExecutionId?: string, extraOutbox: OutboundMessage[] = []): Promise<void> {
         const now = this.#episodeTime(state);
         const nowIso = now.toISOString();
         const base = newExecutionId !== undefined ? [] : state.history;
         const executionId = newExecutionId ?? state.sentinel?.executionId ?? "";
         const episode: HistoryEvent[] = [{ EventType: "OrchestratorStarted", EventId: -1, Timestamp: nowIso }, ...newEvents];
         const view = viewExecution([...base, ...episode], executionId);
-        const ctx = { instanceId: state.instanceId, executionId, view, now, nextId: view.nextId, outbox: [] as OutboundMessage[] };
+        const ctx = { instanceId: state.instanceId, executionId, view, now, nextId: view.nextId, outbox: [...extraOutbox] };
         const allocations: HistoryEvent[] = [];
         if (newEvents.length === 1) allocations.push(...this.#bookkeeping(ctx, newEvents[0] as HistoryEvent));
 
@@ -269,7 +325,9 @@ export class OrchestrationRunner {
         let finalSends: { events: HistoryEvent[]; outbox: OutboundMessage[] } | undefined;
         let customStatus = view.customStatus;
         const fn = this.functions.orchestrator(view.name);
-        if (!fn) {
+        if (!versionAllowed(this.versioning, view.version)) {
+            completion = versionMismatch(view.version, this.versioning);
+        } else if (!fn) {
             completion = failed(view.name, `The function '${view.name}' doesn't exist, is disabled, or is not an orchestrator function.`);
         } else {
             const outcome = await this.#invoke(fn, state.instanceId, [...base, ...episode], view);
@@ -347,8 +405,23 @@ export class OrchestrationRunner {
             }
             return [this.#timer(ctx, new Date(now.getTime() + delay), { TimerPurpose: "retry", ChainOf: first.EventId, Attempt: attempt })];
         }
+        if (event.EventType === "TaskCompleted") {
+            const op = view.ops.get(event.TaskScheduledId ?? -1);
+            const poll = op && op.Name === HTTP_ACTIVITY_NAME ? httpPollAfter(op, event) : undefined;
+            if (!op || !poll) return [];
+            // The SDK's CallHttpWithPollingTask takes two ids at once: the poll timer and the next HTTP call.
+            const head = op.ChainOf ?? op.EventId;
+            const timer = this.#timer(ctx, new Date(now.getTime() + poll.delayMs), { TimerPurpose: "http-poll", ChainOf: head });
+            const next: HistoryEvent = { EventType: "TaskScheduled", EventId: ctx.nextId++, Timestamp: now.toISOString(), Name: HTTP_ACTIVITY_NAME, Input: JSON.stringify(locationPollRequest(op, poll.location)), ChainOf: head };
+            return [timer, next];
+        }
         if (event.EventType === "TimerFired") {
             const timer = view.ops.get(event.TimerId ?? -1);
+            if (timer?.TimerPurpose === "http-poll") {
+                const next = [...view.ops.values()].find((o) => o.EventType === "TaskScheduled" && o.ChainOf === timer.ChainOf && o.EventId > timer.EventId && !view.resolved.has(o.EventId));
+                if (next) ctx.outbox.push({ message: { kind: "workItem", id: randomUUID(), instanceId: ctx.instanceId, executionId: ctx.executionId, taskScheduledId: next.EventId, name: HTTP_ACTIVITY_NAME, input: next.Input, sentAt: new Date().toISOString() } });
+                return [];
+            }
             if (timer?.TimerPurpose === "retry" && timer.ChainOf !== undefined) {
                 const first = view.ops.get(timer.ChainOf);
                 if (!first) return [];
@@ -378,7 +451,7 @@ export class OrchestrationRunner {
                     Timestamp: ctx.now.toISOString(),
                     Name: action.functionName,
                     Input: actionInputJson(action, isActivity),
-                    Version: action.version ?? "",
+                    Version: isActivity ? "" : (action.version ?? this.versioning.defaultVersion),
                 };
                 if (!isActivity && action.instanceId) op.InstanceId = action.instanceId;
                 if (withRetry) op.RetryOptions = JSON.stringify(action.retryOptions ?? { firstRetryIntervalInMilliseconds: 1000, maxNumberOfAttempts: 1 });
@@ -389,6 +462,10 @@ export class OrchestrationRunner {
             case ActionType.LockEntities:
             case ActionType.ReleaseEntities:
                 return [this.#entityMessage(ctx, action)];
+            case ActionType.CallHttp: {
+                const op: HistoryEvent = { EventType: "TaskScheduled", EventId: -1, Timestamp: ctx.now.toISOString(), Name: HTTP_ACTIVITY_NAME, Input: JSON.stringify(action.httpRequest ?? {}), Version: "" };
+                return this.#scheduleAttempt(ctx, op, 1);
+            }
             case ActionType.CreateTimer: {
                 const fireAt = new Date(action.fireAt ?? ctx.now.toISOString());
                 if (fireAt.getTime() - ctx.now.getTime() > MAX_SHORT_TIMER_MS) {
@@ -504,7 +581,10 @@ export class OrchestrationRunner {
                 }
                 continue;
             }
-            if (action.actionType === ActionType.CallActivity || action.actionType === ActionType.CallActivityWithRetry) {
+            if (action.actionType === ActionType.CallHttp) {
+                const problem = httpRequestProblem(action.httpRequest);
+                if (problem) return problem;
+            } else if (action.actionType === ActionType.CallActivity || action.actionType === ActionType.CallActivityWithRetry) {
                 if (!this.functions.activity(action.functionName)) {
                     return `The function '${action.functionName}' doesn't exist, is disabled, or is not an activity function. Additional info: The following are the known activity functions: ${quoteList(this.functions.activityNames())}.`;
                 }
@@ -546,7 +626,7 @@ export class OrchestrationRunner {
         history: HistoryEvent[],
         view: ExecutionView,
     ): Promise<{ result?: OrchestratorResult; failure?: { message: string; stack?: string; failureDetails?: string } }> {
-        const lastStarted = history.map((e) => e.EventType).lastIndexOf("OrchestratorStarted");
+        const lastStarted = activeHistory(history).map((e) => e.EventType).lastIndexOf("OrchestratorStarted");
         const payload = {
             history: toSdkHistory(history),
             input: view.input !== undefined && view.input !== "" ? (JSON.parse(view.input) as unknown) : null,
@@ -666,6 +746,20 @@ export function heldLocks(history: HistoryEvent[]): string[] {
 
 function entityNameOf(instanceId: string): string {
     return instanceId.slice(1, instanceId.indexOf("@", 1));
+}
+
+/** versionFailureStrategy Fail: the instance fails without running its code (DTFx TaskOrchestrationDispatcher). */
+function versionMismatch(version: string | undefined, versioning: VersioningOptions): Completion {
+    const failureDetails = { ErrorType: VERSION_MISMATCH_ERROR_TYPE, ErrorMessage: VERSION_MISMATCH_MESSAGE, StackTrace: null, IsNonRetriable: true };
+    return {
+        status: "Failed",
+        output: JSON.stringify(VERSION_MISMATCH_MESSAGE),
+        failure: {
+            message: `${VERSION_MISMATCH_MESSAGE} (instance version '${version ?? ""}', defaultVersion '${versioning.defaultVersion}', versionMatchStrategy ${versioning.matchStrategy}).`,
+            details: VERSION_MISMATCH_MESSAGE,
+            failureDetails: JSON.stringify(failureDetails),
+        },
+    };
 }
 
 function quoteList(names: string[]): string {

@@ -26,8 +26,22 @@ export interface SdkRetryOptions {
     retryTimeoutInMilliseconds?: number;
 }
 
+/** The SDK's DurableHttpRequest, as a CallHttp action carries it. */
+export interface SdkHttpRequest {
+    method: string;
+    uri: string;
+    content?: string;
+    headers?: Record<string, string | string[]>;
+    tokenSource?: unknown;
+    asynchronousPatternEnabled?: boolean;
+}
+
+/** The extension runs callHttp as this built-in activity (HttpOptions.HttpTaskActivityReservedName). */
+export const HTTP_ACTIVITY_NAME = "BuiltIn::HttpActivity";
+
 export interface SdkAction {
     actionType: number;
+    httpRequest?: SdkHttpRequest;
     functionName?: string;
     input?: unknown;
     retryOptions?: SdkRetryOptions;
@@ -56,7 +70,6 @@ export interface OrchestratorResult {
 }
 
 const UNSUPPORTED: Record<number, string> = {
-    [ActionType.CallHttp]: "callHttp",
 };
 
 const ID_ACTIONS: ReadonlySet<number> = new Set([
@@ -68,6 +81,7 @@ const ID_ACTIONS: ReadonlySet<number> = new Set([
     ActionType.CallEntity,
     ActionType.SignalEntity,
     ActionType.LockEntities,
+    ActionType.CallHttp,
 ]);
 
 /** Entity actions: each is recorded as an EventSent (a release as one per locked entity). */
@@ -126,7 +140,7 @@ export function recordedActionOps(view: ExecutionView): HistoryEvent[] {
 function describeOp(op: HistoryEvent): string {
     switch (op.EventType) {
         case "TaskScheduled":
-            return `an activity task named '${op.Name}'`;
+            return op.Name === HTTP_ACTIVITY_NAME ? "a durable HTTP call" : `an activity task named '${op.Name}'`;
         case "SubOrchestrationInstanceCreated":
             return `a sub-orchestration named '${op.Name}'`;
         case "EventSent":
@@ -149,6 +163,8 @@ function describeAction(action: SdkAction): string {
         case ActionType.LockEntities:
         case ActionType.ReleaseEntities:
             return `an entity message to '${entityTarget(action)}'`;
+        case ActionType.CallHttp:
+            return "a durable HTTP call";
         default:
             return "a durable timer";
     }
@@ -166,6 +182,7 @@ export function entityTarget(action: SdkAction): string {
 function sameKind(op: HistoryEvent, action: SdkAction): boolean {
     switch (op.EventType) {
         case "TaskScheduled":
+            if (op.Name === HTTP_ACTIVITY_NAME) return action.actionType === ActionType.CallHttp;
             return (action.actionType === ActionType.CallActivity || action.actionType === ActionType.CallActivityWithRetry) && action.functionName === op.Name;
         case "SubOrchestrationInstanceCreated":
             return (action.actionType === ActionType.CallSubOrchestrator || action.actionType === ActionType.CallSubOrchestratorWithRetry) && action.functionName === op.Name;

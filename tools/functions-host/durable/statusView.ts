@@ -1,5 +1,6 @@
 import type { HistoryEvent } from "./historyEvent";
 import type { InstanceRecord } from "./historyStore";
+import { activeHistory } from "./rewind";
 
 export interface StatusOptions {
     showHistory: boolean;
@@ -21,6 +22,7 @@ export function statusJson(record: InstanceRecord, history: HistoryEvent[] | und
         output: parseJson(record.output),
         createdTime: formatTime(record.createdTime),
         lastUpdatedTime: formatTime(record.lastUpdatedTime),
+        version: record.version ? record.version : null,
     };
     if (options.showHistory && history) {
         const events = historyForStatus(history, options.showHistoryOutput);
@@ -52,7 +54,7 @@ export function parseJson(text: string | undefined): unknown {
 export function historyForStatus(history: HistoryEvent[], showHistoryOutput: boolean): Record<string, unknown>[] {
     const scheduled = new Map<number, HistoryEvent>();
     const result: Record<string, unknown>[] = [];
-    for (const event of history) {
+    for (const event of activeHistory(history)) {
         switch (event.EventType) {
             case "OrchestratorStarted":
             case "OrchestratorCompleted":

@@ -4,7 +4,7 @@ import { managementPayload } from "../durable/durableClientBinding";
 import { DurableApiError, type DurableTaskEmulator, type OperationResult } from "../durable/durableTaskEmulator";
 import type { RuntimeStatus } from "../durable/historyEvent";
 import { instanceIdProblem } from "../durable/instanceId";
-import { readBody, sendEmpty, sendJson, sendServerError, sendText } from "./respond";
+import { readBody, sendEmpty, sendJson, sendServerError } from "./respond";
 
 export const DURABLE_PREFIX = "/runtime/webhooks/durabletask";
 
@@ -72,15 +72,16 @@ export async function handleDurableApi(emulator: DurableTaskEmulator, req: Incom
             if (method === "POST" && op === "resume") return operationResult(res, await emulator.resume(id, reason));
             if (method === "POST" && op === "restart") {
                 const newId = await emulator.restart(id, url.searchParams.get("restartWithNewInstanceId")?.toLowerCase() !== "false");
-                if (!newId) return sendEmpty(res, 404);
                 return checkStatusResponse(emulator, res, newId);
             }
-            if (method === "POST" && op === "rewind") return sendText(res, 501, "The rewind operation is not supported by the local functions host.");
+            if (method === "POST" && op === "rewind") return operationResult(res, await emulator.rewind(id, reason));
         }
         if (root === "entities") return await entityRoute(emulator, req, res, method, segments.slice(1), query);
         sendJson(res, 404, { message: `No Durable Functions API route matches ${method} ${url.pathname}.` });
     } catch (error) {
         if (error instanceof DurableApiError) {
+            // The extension's HttpApiHandler answers an exception from a client operation with this body.
+            if (error.statusCode === 500 && error.exceptionType) return sendJson(res, 500, { Message: "Something went wrong while processing your request", ExceptionMessage: error.message, ExceptionType: error.exceptionType, StackTrace: null });
             if (error.statusCode === 500) return sendServerError(res, error.message);
             return sendJson(res, error.statusCode, { message: error.message });
         }
