@@ -1,60 +1,26 @@
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, expect, inject, it } from "vitest";
-import { freePort } from "../../tools/azurite/startAzurite";
 import { uniqueName } from "../helpers/names";
+import { ensureHostBuilt, killAllHosts, spawnHost } from "./support/hostProcess";
 import { APP_DIR, call, DURABLE, durableApi, waitFor } from "./support/hostTestClient";
 
-const ROOT = path.resolve(__dirname, "../..");
-const MAIN = path.join(ROOT, "dist/tools/functions-host/main.js");
 const APP = path.join(APP_DIR, "hostversions");
 const connectionString = inject("azuriteConnectionString");
 const stateDir = mkdtempSync(path.join(tmpdir(), "hv-crash-"));
-const children: ChildProcess[] = [];
 
 /** A slow job on loopback, outside the host: POST answers 202 + Location; the third GET answers 200. */
 const job = { posts: 0, polls: 0 };
 let jobServer: Server;
 let jobUrl = "";
 
-/** The child processes run the compiled host; build it unless dist is newer than every source file. */
-function ensureBuilt(): void {
-    const sources = path.join(ROOT, "tools/functions-host");
-    const stale = (dir: string): boolean =>
-        readdirSync(dir).some((entry) => {
-            const full = path.join(dir, entry);
-            if (statSync(full).isDirectory()) return stale(full);
-            if (!entry.endsWith(".ts")) return false;
-            const compiled = path.join(ROOT, "dist", path.relative(ROOT, full)).replace(/\.ts$/, ".js");
-            return !existsSync(compiled) || statSync(compiled).mtimeMs < statSync(full).mtimeMs;
-        });
-    if (!stale(sources)) return;
-    const result = spawnSync(process.execPath, [path.join(ROOT, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.build.json"], { cwd: ROOT, encoding: "utf8" });
-    if (!existsSync(MAIN) || stale(sources)) throw new Error(`Building the host failed:\n${result.stdout}\n${result.stderr}`);
-}
-
-async function spawnHost(env: Record<string, string>): Promise<{ child: ChildProcess; url: string; output: () => string }> {
-    const port = await freePort();
-    const child = spawn(process.execPath, [MAIN, "--app", APP, "--port", String(port)], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-    children.push(child);
-    let output = "";
-    child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    await waitFor("the host process to start", () => {
-        if (child.exitCode !== null) throw new Error(`host exited early:\n${output}`);
-        return output.includes("Host started:");
-    }, 30_000);
-    return { child, url: `http://127.0.0.1:${port}`, output: () => output };
-}
-
 const runs = (key: string) => (existsSync(path.join(stateDir, `${key}.runs`)) ? readFileSync(path.join(stateDir, `${key}.runs`), "utf8").split("\n").filter(Boolean).length : 0);
 
 beforeAll(async () => {
-    ensureBuilt();
+    ensureHostBuilt();
     jobServer = createServer((req, res) => {
         if (req.method === "POST") {
             job.posts++;
@@ -70,7 +36,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-    for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    await killAllHosts();
     await new Promise((resolve) => jobServer?.close(resolve));
 });
 
@@ -87,7 +53,7 @@ it("after a SIGKILL, a restarted host with a newer defaultVersion runs the rejec
     const poller = uniqueName("h-http");
 
     // Host A: defaultVersion 1.0 (host.json), CurrentOrOlder, Reject.
-    const first = await spawnHost(env);
+    const first = await spawnHost(APP, env);
     const apiA = durableApi(first.url);
     expect((await call("POST", `${first.url}/api/hvstart/versioned/${tooNew}?version=2.0`, JSON.stringify("later"))).status).toBe(200);
     await apiA.start("rewindable", rewound, rewound);
@@ -103,7 +69,7 @@ it("after a SIGKILL, a restarted host with a newer defaultVersion runs the rejec
     await new Promise((resolve) => first.child.once("exit", resolve));
 
     // Host B: defaultVersion 2.0, CurrentOrOlder, Fail.
-    const second = await spawnHost({
+    const second = await spawnHost(APP, {
         ...env,
         AzureFunctionsJobHost__extensions__durableTask__defaultVersion: "2.0",
         AzureFunctionsJobHost__extensions__durableTask__versionFailureStrategy: "Fail",
@@ -132,7 +98,7 @@ it("after a SIGKILL, a restarted host with a newer defaultVersion runs the rejec
     second.child.kill("SIGTERM");
     expect(await new Promise((resolve) => second.child.once("exit", resolve))).toBe(0);
 
-    const third = await spawnHost({ ...env, AzureFunctionsJobHost__extensions__durableTask__defaultVersion: "0.1" });
+    const third = await spawnHost(APP, { ...env, AzureFunctionsJobHost__extensions__durableTask__defaultVersion: "0.1" });
     const apiC = durableApi(third.url);
     expect((await apiC.raise(waiting, "go", "late")).status).toBe(202);
     await waitFor("host C to reject the running 2.0 instance", () => third.output().includes(`instance '${waiting}' (waiter) has version '2.0'`) && third.output().includes("its EventRaised message is retried"));

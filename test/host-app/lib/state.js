@@ -22,13 +22,15 @@ function counterDir() {
     return process.env.HOSTAPP_COUNTER_DIR;
 }
 
-/** Records one run of an activity under `key`; returns the run number (1, 2, ...). */
+/** Records one run of an activity under `key`; returns the run number (1, 2, ...), across host processes when they share a counter dir. */
 function recordRun(key, detail) {
     const runs = (state.activityRuns[key] = state.activityRuns[key] || []);
     runs.push({ at: Date.now(), ...detail });
     const dir = counterDir();
-    if (dir) fs.appendFileSync(path.join(dir, `${key}.log`), `${process.pid} ${Date.now()}\n`);
-    return runs.length;
+    if (!dir) return runs.length;
+    const file = path.join(dir, `${key}.log`);
+    fs.appendFileSync(file, `${process.pid} ${Date.now()}\n`);
+    return fs.readFileSync(file, "utf8").split("\n").filter(Boolean).length;
 }
 
 function release(key) {
