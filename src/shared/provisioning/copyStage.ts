@@ -98,7 +98,19 @@ export function copyTemplateSheet(deps: ProvisioningDeps, input: CopyInput): Pro
             leaves: "sheet",
             recorded: (latest) => latest.copies[template],
             alwaysLook: row.folderAdopted,
-            look: async (notBefore) => {
+            look: async (notBefore, claimedAt) => {
+                // The copies' re-runs look one after another as their claims run out. A listing another of them began after
+                // this copy's claim shows the copy if it had landed by then (what a listing shows is there; only what it does
+                // not show may have landed since): found there, it takes no listing of its own.
+                const earlier = claimedAt === undefined ? undefined : deps.listings.since(folderId, "sheets", claimedAt);
+                if (earlier) {
+                    const sheets = (await earlier.catch(() => [])).filter((child) => child.resourceType === "sheet");
+                    const found = copyNamed(sheets, template);
+                    if (found) {
+                        looked = sheets;
+                        return found;
+                    }
+                }
                 const children = await deps.listings.list(folderId, "sheets", notBefore, () => smartsheet.listFolderChildren(folderId, ["sheets"]));
                 looked = children.filter((child) => child.resourceType === "sheet");
                 return copyNamed(looked, template);
