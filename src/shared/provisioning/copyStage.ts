@@ -93,6 +93,23 @@ export function copyTemplateSheet(deps: ProvisioningDeps, input: CopyInput): Pro
         };
         // What a look found: recorded for every template at once, so the other copies' re-runs need not list the folder again.
         let looked: FolderChild[] = [];
+        /**
+         * When a look's own listing may begin: once this copy's claim has run out (`notBefore`), and
+         * once the claims of the product's other unrecorded copies that run out within a poll after it
+         * have too (waiting a poll at most), so that one listing settles all of those copies' looks.
+         */
+        const listingFrom = async (notBefore: number): Promise<number> => {
+            const latest = await context.update(() => undefined);
+            const runOut = latest.templates
+                .filter((other) => other !== template && !latest.copies[other])
+                .map((other) => latest.claims[`copy:${other}`])
+                .map((claim) => (claim ? Date.parse(claim.claimedAt) + deps.timing.claimTtlMs : -Infinity))
+                .filter((end) => end > notBefore && end <= notBefore + deps.timing.claimPollMs);
+            const from = Math.max(notBefore, ...runOut);
+            const wait = from - deps.now().getTime();
+            if (wait > 0) await deps.sleep(wait);
+            return from;
+        };
         await underClaim<SheetCopy>(deps, context, {
             key: `copy:${template}`,
             leaves: "sheet",
@@ -111,7 +128,8 @@ export function copyTemplateSheet(deps: ProvisioningDeps, input: CopyInput): Pro
                         return found;
                     }
                 }
-                const children = await deps.listings.list(folderId, "sheets", notBefore, () => smartsheet.listFolderChildren(folderId, ["sheets"]));
+                const from = await listingFrom(notBefore);
+                const children = await deps.listings.list(folderId, "sheets", from, () => smartsheet.listFolderChildren(folderId, ["sheets"]));
                 looked = children.filter((child) => child.resourceType === "sheet");
                 return copyNamed(looked, template);
             },
