@@ -2,6 +2,8 @@ import { describe, expect, it } from "vitest";
 import { sweepSite } from "../../src/shared/intake/intakeSweep";
 import type { StepOutcome } from "../../src/shared/provisioning/contracts";
 import { JobStore } from "../../src/shared/jobs/JobStore";
+import { copyTemplateSheet, ensureProductFolder } from "../../src/shared/provisioning/copyStage";
+import { beginAttempt } from "../../src/shared/provisioning/lifecycle";
 import type { ProvisioningDeps } from "../../src/shared/provisioning/ProvisioningDeps";
 import { SharedListings } from "../../src/shared/provisioning/SharedListings";
 import type { SmartsheetPort } from "../../src/shared/smartsheet/SmartsheetPort";
@@ -89,6 +91,48 @@ describe("recovery reads little", () => {
             // Every point at once, so a failure shows the whole line (as the bench prints it).
             const worst = Math.max(...extraReads.map((point) => Number(point.split(":")[1])));
             expect(worst, `extra reads by k: ${extraReads.join(" ")}`).toBeLessThanOrEqual(MOST_EXTRA_READS);
+        },
+    );
+
+    it(
+        "copies whose host died with all seven landed, claimed moments apart, re-run as each claim runs out: one listing of the product folder settles them all",
+        { timeout: 60_000 },
+        async () => {
+            const { deps, sim } = harness.current;
+            const timing: ProvisioningDeps["timing"] = { ...deps.timing, claimTtlMs: 1_500, claimPollMs: 20, lateWriteHorizonMs: 1_600 };
+            const freshProcess = (): ProvisioningDeps => ({ ...deps, timing, listings: new SharedListings(() => Date.now()) });
+            await sweepSite(deps, harness.current.site);
+            const key = deps.enqueued[0]!;
+            const step = { jobKey: key, instanceId: (await deps.jobs.require(key)).row.instanceId! };
+            const begun = await beginAttempt(freshProcess(), { ...step, attempt: 1 });
+            await ensureProductFolder(freshProcess(), step);
+            const templates = begun.outcome === "done" ? begun.job.templates : [];
+            expect(templates).toHaveLength(7);
+
+            // The copies start 50 ms apart (more than a poll), and all are sent before the first is answered; then the host dies.
+            sim.core.configure({ latencyMs: { copySheet: 600 } });
+            sim.core.resetCalls();
+            const dying = diesAfterCall(freshProcess(), 1, () => sim.core.calls().log.length);
+            const died = await Promise.allSettled(
+                templates.map(async (template, index) => {
+                    await new Promise((resolve) => setTimeout(resolve, index * 50));
+                    return copyTemplateSheet(dying, { ...step, template });
+                }),
+            );
+            expect(died.every((run) => run.status === "rejected")).toBe(true);
+            expect(sim.core.calls().byOperation).toEqual({ copySheet: 7 });
+            const claimedAt = Object.values((await deps.jobs.require(key)).row.claims).map((claim) => Date.parse(claim.claimedAt));
+            expect(claimedAt).toHaveLength(7);
+            expect(Math.max(...claimedAt) - Math.min(...claimedAt)).toBeGreaterThan(timing.claimPollMs);
+
+            // Delivered again at once, every claim still live: each re-run waits for its own to run out, so they look one after another.
+            expect(Date.now()).toBeLessThan(Math.min(...claimedAt) + timing.claimTtlMs);
+            sim.core.resetCalls();
+            const again = freshProcess();
+            const outcomes = await Promise.all(templates.map((template) => copyTemplateSheet(again, { ...step, template })));
+            expect(outcomes.map((outcome) => outcome.outcome)).toEqual(templates.map(() => "done"));
+            expect(sim.core.calls().byOperation).toEqual({ getFolderChildren: 1 });
+            expect(Object.keys((await deps.jobs.require(key)).row.copies).sort()).toEqual([...templates].sort());
         },
     );
 });
