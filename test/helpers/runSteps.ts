@@ -76,3 +76,40 @@ export async function runSteps(deps: ProvisioningDeps, key: JobKey, options: { t
     await run(() => completeJob(deps, step));
     return outcomes;
 }
+
+/**
+ * The orchestration's happy path as Durable Functions runs it across a host's death: a step whose
+ * outcome `history` holds ran to its end before, and is replayed instead of run again; the copies
+ * run side by side; every step that ends is added to `history`. A step that throws (the host died,
+ * or a transient failure) ends the run after the copies beside it have settled; calling this again
+ * with the same history is the next delivery of the step that threw.
+ */
+export async function runStepsReplaying(deps: ProvisioningDeps, key: JobKey, history: Map<string, StepOutcome>): Promise<void> {
+    const stored = await deps.jobs.require(key);
+    const step = { jobKey: key, instanceId: stored.row.instanceId! };
+    const run = async (name: string, once: () => Promise<StepOutcome>): Promise<StepOutcome & { outcome: "done" }> => {
+        const outcome = history.get(name) ?? (await once());
+        history.set(name, outcome);
+        if (outcome.outcome !== "done") throw new StepStoppedError(outcome);
+        return outcome;
+    };
+    const begun = await run("beginAttempt", () => beginAttempt(deps, { ...step, attempt: stored.row.attempt }));
+    await run("enterStage:copy", () => enterStage(deps, { ...step, stage: "copy" }));
+    await run("ensureProductFolder", () => ensureProductFolder(deps, step));
+    const copies = await Promise.allSettled(begun.job.templates.map((template) => run(`copyTemplateSheet:${template}`, () => copyTemplateSheet(deps, { ...step, template }))));
+    const failed = copies.find((copy): copy is PromiseRejectedResult => copy.status === "rejected");
+    if (failed) throw failed.reason;
+    const verified = await run("verifyCopies", () => verifyCopies(deps, step));
+    if (verified.missing?.length) throw new Error(`copies missing after verification: ${verified.missing.join(", ")}`);
+    await run("enterStage:rename", () => enterStage(deps, { ...step, stage: "rename" }));
+    await run("remapReferences", () => remapReferences(deps, step));
+    await run("stampSummary", () => stampSummary(deps, step));
+    await run("enterStage:register", () => enterStage(deps, { ...step, stage: "register" }));
+    await run("registerDocumentRegister", () => registerDocumentRegister(deps, step));
+    for (let round = 1; ; round++) {
+        const audited = await run(`auditProduct:${round}`, () => auditProduct(deps, step));
+        if (!audited.waitUntil) break;
+        await deps.sleep(Math.max(0, Date.parse(audited.waitUntil) - deps.now().getTime()));
+    }
+    await run("completeJob", () => completeJob(deps, step));
+}

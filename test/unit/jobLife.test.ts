@@ -42,6 +42,12 @@ describe("the job's life, in one place", () => {
         expect(JobLife.park.apply(parked, { reason: "name too long", stage: "copy", now: "later" })).toMatchObject({ parkReason: "name too long" });
     });
 
+    it("a parking forgets what the remap decided, so the stage reads afresh what a person fixed before it writes again", () => {
+        const planned = { ...running, remapPlan: { blueprintVersion: "v1", summaries: { "Document Register": { updates: [{ id: 7, formula: "=1" }], stampsCode: false } } } };
+        expect(JobLife.park.apply(planned, { reason: "x", stage: "rename", now: NOW })!.remapPlan).toBeUndefined();
+        expect(JobLife.parkAfterRecoveries.apply(planned, { instanceId: "provision-111-222-a2", reason: "No progress", now: NOW }).remapPlan).toBeUndefined();
+    });
+
     it("resumes a parked job with a fresh recovery budget, and leaves a running one alone", () => {
         const parked = JobLife.park.apply(running, { reason: "x", stage: "rename", now: NOW })!;
         expect(JobLife.resume.apply(parked)).toMatchObject({ state: "running", recoveries: 0, parkReason: undefined, parkedAt: undefined });

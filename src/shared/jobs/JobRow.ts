@@ -57,6 +57,30 @@ export const Claim = z.object({
 });
 export type Claim = z.infer<typeof Claim>;
 
+/** One summary request of the remap, as it will be sent: each formula to rewrite, and the product code with them. */
+export const PlannedSummaryWrite = z.object({
+    updates: z.array(z.union([z.object({ id: Id, formula: z.string() }), z.object({ id: Id, objectValue: z.union([z.string(), z.number(), z.null()]) })])),
+    /** The copy's `Product Code` field has the code once this is done: it goes in the request, or was there already. */
+    stampsCode: z.boolean(),
+});
+export type PlannedSummaryWrite = z.infer<typeof PlannedSummaryWrite>;
+
+/**
+ * What the remap decided before its first write, so that its re-run need not read it again. The
+ * copies do not change once made, so neither does the decision.
+ */
+export const RemapPlan = z.object({
+    /** The template was at the job's (settled) blueprint version when the remap listed it: the blueprint describes the copies. */
+    blueprintVersion: z.string(),
+    /**
+     * Template sheet name → the summary request of its copy, worked out from the summary as read,
+     * every formula read checked: a re-run sends it without reading the summary again (and reads
+     * the summary only when a claim shows that the request may have been sent).
+     */
+    summaries: z.record(z.string(), PlannedSummaryWrite).default({}),
+});
+export type RemapPlan = z.infer<typeof RemapPlan>;
+
 export const RemovedDuplicate = z.object({ sheetId: Id, name: z.string(), removedAt: Timestamp });
 
 /** Something the final audit removed: made by a write that landed late, and recorded nowhere on the row. */
@@ -109,6 +133,8 @@ export const JobRow = z.object({
     claims: json(z.record(z.string(), Claim)).default({}),
     /** Template sheet names whose copies no longer reference template sheets. */
     remapped: json(z.array(z.string())).default([]),
+    /** The remap's decision and plan, recorded before its first write (see RemapPlan); gone once the job parks, so a person's fix is read afresh. */
+    remapPlan: json(RemapPlan).optional(),
     /** Copies not read whole by the remap whose references to the product's sheets are all made. */
     referencesMadeIn: json(z.array(z.string())).default([]),
     /** Template sheet name → summary field title → the field's id in the product's copy. */

@@ -101,7 +101,8 @@ function states(...allowed: JobState[]): readonly JobState[] {
 }
 
 function parkedRow(row: JobRow, reason: string, now: string): JobRow {
-    return { ...row, state: "parked", parkReason: reason, parkedAt: now, parkAlerted: false, parkAlertAttempts: 0, parkAlertError: undefined };
+    // What a person does about it may change what the remap decided before: it looks again once the job runs.
+    return { ...row, state: "parked", parkReason: reason, parkedAt: now, parkAlerted: false, parkAlertAttempts: 0, parkAlertError: undefined, remapPlan: undefined };
 }
 
 /**

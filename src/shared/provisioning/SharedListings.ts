@@ -15,6 +15,15 @@ export class SharedListings {
         private readonly keepMs = 60_000,
     ) {}
 
+    /**
+     * The latest listing of `folderId` if it started at or after `since` (ms), in flight or done;
+     * nothing new is listed. What it shows was there, though something may have landed since.
+     */
+    since(folderId: number, kinds: string, since: number): Promise<FolderChild[]> | undefined {
+        const known = this.latest.get(`${folderId}:${kinds}`);
+        return known && known.startedAt >= since && this.now() - known.startedAt <= this.keepMs ? known.children : undefined;
+    }
+
     /** A listing of `folderId` started at or after `notBefore` (ms), or a new one made by `list`. */
     list(folderId: number, kinds: string, notBefore: number, list: () => Promise<FolderChild[]>): Promise<FolderChild[]> {
         const now = this.now();

@@ -93,13 +93,43 @@ export function copyTemplateSheet(deps: ProvisioningDeps, input: CopyInput): Pro
         };
         // What a look found: recorded for every template at once, so the other copies' re-runs need not list the folder again.
         let looked: FolderChild[] = [];
+        /**
+         * When a look's own listing may begin: once this copy's claim has run out (`notBefore`), and
+         * once the claims of the product's other unrecorded copies that run out within a poll after it
+         * have too (waiting a poll at most), so that one listing settles all of those copies' looks.
+         */
+        const listingFrom = async (notBefore: number): Promise<number> => {
+            const latest = await context.update(() => undefined);
+            const runOut = latest.templates
+                .filter((other) => other !== template && !latest.copies[other])
+                .map((other) => latest.claims[`copy:${other}`])
+                .map((claim) => (claim ? Date.parse(claim.claimedAt) + deps.timing.claimTtlMs : -Infinity))
+                .filter((end) => end > notBefore && end <= notBefore + deps.timing.claimPollMs);
+            const from = Math.max(notBefore, ...runOut);
+            const wait = from - deps.now().getTime();
+            if (wait > 0) await deps.sleep(wait);
+            return from;
+        };
         await underClaim<SheetCopy>(deps, context, {
             key: `copy:${template}`,
             leaves: "sheet",
             recorded: (latest) => latest.copies[template],
             alwaysLook: row.folderAdopted,
-            look: async (notBefore) => {
-                const children = await deps.listings.list(folderId, "sheets", notBefore, () => smartsheet.listFolderChildren(folderId, ["sheets"]));
+            look: async (notBefore, claimedAt) => {
+                // The copies' re-runs look one after another as their claims run out. A listing another of them began after
+                // this copy's claim shows the copy if it had landed by then (what a listing shows is there; only what it does
+                // not show may have landed since): found there, it takes no listing of its own.
+                const earlier = claimedAt === undefined ? undefined : deps.listings.since(folderId, "sheets", claimedAt);
+                if (earlier) {
+                    const sheets = (await earlier.catch(() => [])).filter((child) => child.resourceType === "sheet");
+                    const found = copyNamed(sheets, template);
+                    if (found) {
+                        looked = sheets;
+                        return found;
+                    }
+                }
+                const from = await listingFrom(notBefore);
+                const children = await deps.listings.list(folderId, "sheets", from, () => smartsheet.listFolderChildren(folderId, ["sheets"]));
                 looked = children.filter((child) => child.resourceType === "sheet");
                 return copyNamed(looked, template);
             },

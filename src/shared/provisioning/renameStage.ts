@@ -1,4 +1,4 @@
-import { formatJobKey, type JobRow } from "../jobs/JobRow";
+import { formatJobKey, type JobRow, type PlannedSummaryWrite, type RemapPlan } from "../jobs/JobRow";
 import { referenceName } from "../naming/productNames";
 import { AmbiguousWriteError, isSmartsheetError } from "../smartsheet/errors";
 import type { FolderChild, Sheet, SummaryField } from "../smartsheet/model";
@@ -40,37 +40,56 @@ const ALREADY_EXISTS = 1129;
  * analysed — they may come from either version — and the template is analysed again for later
  * jobs. Either way nothing is written before every formula of the sheets read is known to use
  * only the product's own sheets or shared sheets outside the template.
+ *
+ * The copies do not change once made, and so neither does that decision: the blueprint's is
+ * recorded on the row (`RemapPlan`) before the copies are read, and a re-run of the step trusts
+ * it instead of listing the template again.
  */
 export function remapReferences(deps: ProvisioningDeps, input: StepInput): Promise<StepOutcome> {
     return runStep(deps, input, "remapReferences", async (context) => {
         const { row, smartsheet } = context;
         if (row.templates.every((template) => row.remapped.includes(template))) return;
         const job = formatJobKey(input.jobKey);
-        const listing = await listTemplateSheets(smartsheet, context.site.templateFolderId);
-        const version = blueprintVersion(listing);
-        if (version === row.blueprintVersion && row.blueprintSettled) {
-            const problems = await remapFromBlueprint(deps, context, listing);
+        let plan = row.blueprintSettled && row.remapPlan?.blueprintVersion === row.blueprintVersion ? row.remapPlan : undefined;
+        let listing: FolderChild[] | undefined;
+        if (!plan) {
+            listing = await listTemplateSheets(smartsheet, context.site.templateFolderId);
+            const version = blueprintVersion(listing);
+            if (version === row.blueprintVersion && row.blueprintSettled) {
+                const decided: RemapPlan = { blueprintVersion: version, summaries: {} };
+                await context.update((latest) => ({ ...latest, remapPlan: decided }));
+                plan = decided;
+            } else if (version === row.blueprintVersion) {
+                deps.log.info(
+                    `job ${job}: the template was analysed within moments of an edit (version ${version}), so the analysis may predate ` +
+                        `an edit in the same second; the product is analysed from its copies`,
+                );
+            } else {
+                deps.log.info(
+                    `job ${job}: the template changed mid-job (version ${row.blueprintVersion ?? "none"} → ${version}); ` +
+                        `the product is analysed from its copies`,
+                );
+            }
+        }
+        if (plan) {
+            const problems = await remapFromBlueprint(deps, context, plan, listing ?? []);
             if (problems.length === 0) return;
             deps.log.warn(
                 `job ${job}: the copies do not match the template's analysis (${problems[0]!.message}); the product is analysed from its copies`,
             );
-        } else if (version === row.blueprintVersion) {
-            deps.log.info(
-                `job ${job}: the template was analysed within moments of an edit (version ${version}), so the analysis may predate ` +
-                    `an edit in the same second; the product is analysed from its copies`,
-            );
-        } else {
-            deps.log.info(
-                `job ${job}: the template changed mid-job (version ${row.blueprintVersion ?? "none"} → ${version}); ` +
-                    `the product is analysed from its copies`,
-            );
+            await context.update((latest) => ({ ...latest, remapPlan: undefined }));
         }
-        await remapFromCopies(deps, context, listing);
+        await remapFromCopies(deps, context, listing ?? (await listTemplateSheets(smartsheet, context.site.templateFolderId)));
     });
 }
 
-/** Every copy was made after the job's analysis of the template: its blueprint says what to remap. */
-async function remapFromBlueprint(deps: ProvisioningDeps, context: StepContext, listing: readonly FolderChild[]): Promise<ReferenceProblem[]> {
+/**
+ * Every copy was made after the job's analysis of the template: its blueprint says what to remap.
+ * A summary the plan has a request for already is not read again (see `writeSummary`). The
+ * template as listed adds nothing to the blueprint's sheets at the same version, so a re-run
+ * that trusts the plan has no listing to give (`listing` empty).
+ */
+async function remapFromBlueprint(deps: ProvisioningDeps, context: StepContext, plan: RemapPlan, listing: readonly FolderChild[]): Promise<ReferenceProblem[]> {
     const { row, smartsheet } = context;
     const blueprint = await context.blueprint(row);
     const todo = holders(blueprint).filter((holder) => !row.remapped.includes(holder.name));
@@ -79,19 +98,20 @@ async function remapFromBlueprint(deps: ProvisioningDeps, context: StepContext, 
     const summariesToRead = new Set<string>();
     for (const holder of todo) {
         if (holder.cellFormulas.length > 0 || holder.columnFormulas.length > 0) toRead.add(holder.name);
-        if (holder.summaryFormulas.length > 0) summariesToRead.add(holder.name);
+        if (holder.summaryFormulas.length > 0 && !plan.summaries[holder.name]) summariesToRead.add(holder.name);
         for (const reference of holder.references) if (reference.sourceTemplate) toRead.add(reference.sourceTemplate);
     }
     const sheets = new Map<string, Sheet>();
     for (const template of toRead) sheets.set(template, await smartsheet.getSheet(copyOf(row, template), { include: ["crossSheetReferences"] }));
     const summaries = new Map<string, SummaryField[]>();
     for (const template of summariesToRead) summaries.set(template, await smartsheet.getSummaryFields(copyOf(row, template)));
-    await recordSummaryFieldIds(context, summaries);
 
     const problems = await remapAndCheck(deps, context, {
         holders: todo,
         sheets,
         summaries,
+        plannedSummaries: new Map(Object.entries(plan.summaries)),
+        recordPlan: true,
         blueprintReferences: new Map(blueprint.sheets.map((sheet) => [sheet.name, sheet.references])),
         targets: referenceTargets(row, listing, blueprint.sheets, blueprint.outsideSheets),
     });
@@ -133,11 +153,12 @@ async function remapFromCopies(deps: ProvisioningDeps, context: StepContext, lis
     const outside = [...known.values(), ...(await readOutsideSheets(smartsheet, unnamed, [...listing.map((sheet) => sheet.name), ...row.templates]))];
 
     const summaries = new Map([...copies].map(([name, read]) => [name, read.summary]));
-    await recordSummaryFieldIds(context, summaries);
     const problems = await remapAndCheck(deps, context, {
         holders: todo,
         sheets: new Map([...copies].map(([name, read]) => [name, read.sheet])),
         summaries,
+        plannedSummaries: new Map(),
+        recordPlan: false,
         blueprintReferences: new Map(),
         targets: referenceTargets(row, listing, template.blueprint.sheets, outside),
     });
@@ -151,12 +172,17 @@ async function remapFromCopies(deps: ProvisioningDeps, context: StepContext, lis
     }));
 }
 
-interface RemapPlan {
+interface RemapInputs {
     /** Copies to remap, by the job's template sheet names. */
     holders: TemplateSheet[];
     /** Copies read whole, with their references. */
     sheets: ReadonlyMap<string, Sheet>;
+    /** Summaries read (their field ids are recorded on the row). */
     summaries: ReadonlyMap<string, SummaryField[]>;
+    /** Summary requests an earlier run planned, for copies whose summary was not read now. */
+    plannedSummaries: ReadonlyMap<string, PlannedSummaryWrite>;
+    /** Add the summary requests worked out now to the row's `RemapPlan` (the blueprint's decision is on it). */
+    recordPlan: boolean;
     /** The references of copies not read whole, as the blueprint knows them. */
     blueprintReferences: ReadonlyMap<string, readonly TemplateReference[]>;
     targets: ReferenceTargets;
@@ -164,10 +190,11 @@ interface RemapPlan {
 
 /**
  * Works out the product's references, checks every formula of the sheets read as it will be
- * once rewritten, and only then writes: the references, the formulas, `remapped`. Returns the
- * problems instead of writing when there are any.
+ * once rewritten, and only then writes: the summary field ids and requests (on the row, before
+ * anything is sent), the references, the formulas, `remapped`. Returns the problems instead of
+ * writing when there are any.
  */
-async function remapAndCheck(deps: ProvisioningDeps, context: StepContext, plan: RemapPlan): Promise<ReferenceProblem[]> {
+async function remapAndCheck(deps: ProvisioningDeps, context: StepContext, plan: RemapInputs): Promise<ReferenceProblem[]> {
     const { row, smartsheet } = context;
     const newReferences = new Map<string, NewCrossSheetReference[]>();
     const renames = new Map<string, Map<string, string>>();
@@ -207,21 +234,29 @@ async function remapAndCheck(deps: ProvisioningDeps, context: StepContext, plan:
     }
     if (problems.length > 0) return problems;
 
+    const summaryWrites = new Map(plan.plannedSummaries);
+    const plannedNow = new Map<string, PlannedSummaryWrite>();
+    for (const holder of plan.holders) {
+        const summary = plan.summaries.get(holder.name);
+        if (!summary || holder.summaryFormulas.length === 0) continue;
+        const write = summaryWriteOf(holder, summary, rewriterOf(holder.name), row.productCode);
+        summaryWrites.set(holder.name, write);
+        plannedNow.set(holder.name, write);
+    }
+    await recordSummaries(context, plan.summaries, plan.recordPlan ? plannedNow : new Map());
+
     for (const holder of plan.holders) {
         await createReferences(deps, context, holder.name, newReferences.get(holder.name)!, plan.sheets.get(holder.name));
-        const { codeStamped } = await rewriteFormulas(
-            smartsheet,
-            copyOf(row, holder.name),
-            holder,
-            plan.sheets.get(holder.name),
-            plan.summaries.get(holder.name),
-            rewriterOf(holder.name),
-            row.productCode,
-        );
+        await rewriteSheetFormulas(smartsheet, copyOf(row, holder.name), holder, plan.sheets.get(holder.name), rewriterOf(holder.name));
+        const summaryWrite = summaryWrites.get(holder.name);
+        if (summaryWrite && summaryWrite.updates.length > 0) {
+            await writeSummary(deps, context, holder.name, summaryWrite);
+            continue;
+        }
         await context.update((latest) => ({
             ...latest,
             remapped: [...new Set([...latest.remapped, holder.name])],
-            codeStampedOn: codeStamped ? [...new Set([...latest.codeStampedOn, holder.name])] : latest.codeStampedOn,
+            codeStampedOn: summaryWrite?.stampsCode ? [...new Set([...latest.codeStampedOn, holder.name])] : latest.codeStampedOn,
         }));
     }
     return [];
@@ -263,14 +298,26 @@ function assertRowsLineUp(row: JobRow, holder: TemplateSheet, remappable: Remapp
     }
 }
 
-async function recordSummaryFieldIds(context: StepContext, summaries: ReadonlyMap<string, SummaryField[]>): Promise<void> {
-    if (summaries.size === 0) return;
+/**
+ * The field ids of the summaries read, and the summary requests worked out from them for the
+ * row's plan (when it holds the blueprint's decision): recorded before the remap's first write.
+ */
+async function recordSummaries(
+    context: StepContext,
+    summaries: ReadonlyMap<string, SummaryField[]>,
+    planned: ReadonlyMap<string, PlannedSummaryWrite>,
+): Promise<void> {
+    if (summaries.size === 0 && planned.size === 0) return;
     await context.update((latest) => ({
         ...latest,
         summaryFieldIds: {
             ...latest.summaryFieldIds,
             ...Object.fromEntries([...summaries].map(([template, fields]) => [template, Object.fromEntries(fields.map((field) => [field.title, field.id]))])),
         },
+        remapPlan:
+            latest.remapPlan && planned.size > 0
+                ? { ...latest.remapPlan, summaries: { ...latest.remapPlan.summaries, ...Object.fromEntries(planned) } }
+                : latest.remapPlan,
     }));
 }
 
@@ -400,16 +447,16 @@ async function createReference(deps: ProvisioningDeps, smartsheet: SmartsheetPor
     }
 }
 
-async function rewriteFormulas(
+/** A copy's cell and column formulas, from the copy as read whole: those that do not read as rewritten already. */
+async function rewriteSheetFormulas(
     smartsheet: SmartsheetPort,
     sheetId: number,
     holder: TemplateSheet,
     sheet: Sheet | undefined,
-    summary: SummaryField[] | undefined,
     rewrite: (formula: string) => string,
-    productCode: string,
-): Promise<{ codeStamped: boolean }> {
-    if (sheet && holder.cellFormulas.length > 0) {
+): Promise<void> {
+    if (!sheet) return;
+    if (holder.cellFormulas.length > 0) {
         const rows = new Map<number, RowUpdate>();
         for (const cell of holder.cellFormulas) {
             const row = sheet.rows.find((candidate) => candidate.rowNumber === cell.rowNumber);
@@ -423,29 +470,56 @@ async function rewriteFormulas(
         }
         if (rows.size > 0) await smartsheet.updateRows(sheetId, [...rows.values()]);
     }
-    if (sheet) {
-        for (const columnFormula of holder.columnFormulas) {
-            const column = sheet.columns.find((candidate) => candidate.title === columnFormula.columnTitle);
-            const formula = rewrite(columnFormula.formula);
-            if (column && column.formula !== formula) await smartsheet.updateColumn(sheetId, column.id, { formula });
-        }
+    for (const columnFormula of holder.columnFormulas) {
+        const column = sheet.columns.find((candidate) => candidate.title === columnFormula.columnTitle);
+        const formula = rewrite(columnFormula.formula);
+        if (column && column.formula !== formula) await smartsheet.updateColumn(sheetId, column.id, { formula });
     }
-    if (summary && holder.summaryFormulas.length > 0) {
-        const codeField = summary.find((field) => field.title === PRODUCT_CODE_FIELD && !field.formula);
-        const updates: SummaryFieldUpdate[] = [];
-        for (const summaryFormula of holder.summaryFormulas) {
-            const field = summary.find((candidate) => candidate.title === summaryFormula.title);
-            const formula = rewrite(summaryFormula.formula);
-            if (field && field.formula !== formula) updates.push({ id: field.id, formula });
-        }
-        if (updates.length > 0) {
-            // One request per summary: the product code goes with the formulas instead of in a call of its own.
-            if (codeField) updates.push({ id: codeField.id, objectValue: productCode });
-            await smartsheet.updateSummaryFields(sheetId, updates);
-            return { codeStamped: codeField !== undefined };
-        }
-        // Nothing left to rewrite: an earlier run's request landed, and the code with it.
-        return { codeStamped: codeField !== undefined && String(codeField.objectValue ?? codeField.displayValue ?? "") === productCode };
+}
+
+/** The one request that rewrites a copy's summary formulas as read (those not rewritten already), with the product code in it. */
+function summaryWriteOf(holder: TemplateSheet, summary: readonly SummaryField[], rewrite: (formula: string) => string, productCode: string): PlannedSummaryWrite {
+    const codeField = summary.find((field) => field.title === PRODUCT_CODE_FIELD && !field.formula);
+    const updates: SummaryFieldUpdate[] = [];
+    for (const summaryFormula of holder.summaryFormulas) {
+        const field = summary.find((candidate) => candidate.title === summaryFormula.title);
+        const formula = rewrite(summaryFormula.formula);
+        if (field && field.formula !== formula) updates.push({ id: field.id, formula });
     }
-    return { codeStamped: false };
+    // Nothing left to rewrite: an earlier run's request landed, and the code with it.
+    if (updates.length === 0) return { updates, stampsCode: codeField !== undefined && String(codeField.objectValue ?? codeField.displayValue ?? "") === productCode };
+    // One request per summary: the product code goes with the formulas instead of in a call of its own.
+    if (codeField) updates.push({ id: codeField.id, objectValue: productCode });
+    return { updates, stampsCode: codeField !== undefined };
+}
+
+/**
+ * A copy's summary request — its last write — under a claim, and the copy recorded remapped. A
+ * re-run that finds the claim reads the summary to see whether the request landed (one request:
+ * all of it or none of it); one that finds no claim knows it was never sent, and sends it as
+ * planned without reading the summary.
+ */
+async function writeSummary(deps: ProvisioningDeps, context: StepContext, holder: string, write: PlannedSummaryWrite): Promise<void> {
+    const { smartsheet } = context;
+    const sheetId = copyOf(context.row, holder);
+    await underClaim<{ codeStamped: boolean }>(deps, context, {
+        key: `summary:${holder}`,
+        // It only sets formulas and a value: landing late, it sets the same ones again.
+        leaves: "nothing",
+        recorded: (latest) => (latest.remapped.includes(holder) ? { codeStamped: latest.codeStampedOn.includes(holder) } : undefined),
+        look: async () => {
+            const fields = await smartsheet.getSummaryFields(sheetId);
+            const landed = write.updates.every((update) => !("formula" in update) || fields.find((field) => field.id === update.id)?.formula === update.formula);
+            return landed ? { codeStamped: write.stampsCode } : undefined;
+        },
+        write: async () => {
+            await smartsheet.updateSummaryFields(sheetId, write.updates);
+            return { codeStamped: write.stampsCode };
+        },
+        record: (latest, { codeStamped }) => ({
+            ...latest,
+            remapped: [...new Set([...latest.remapped, holder])],
+            codeStampedOn: codeStamped ? [...new Set([...latest.codeStampedOn, holder])] : latest.codeStampedOn,
+        }),
+    });
 }

@@ -12,9 +12,10 @@ export interface ClaimedWrite<T> {
     /**
      * Looks in Smartsheet for what an earlier run may have created (list a folder, read a sheet).
      * What it reads must have been read at or after `notBefore` (ms): by then the earlier write
-     * was answered, or it is a late write the final audit looks for.
+     * was answered, or it is a late write the final audit looks for. `claimedAt` (ms): when the
+     * earlier claim that makes it look was made (what it wrote cannot be older).
      */
-    look(notBefore: number): Promise<T | undefined>;
+    look(notBefore: number, claimedAt?: number): Promise<T | undefined>;
     /** What the write makes that the final audit must look for if it lands late; `nothing` when it only sets a value. */
     leaves: LateWriteKind | "nothing";
     /** Look even without a claim on the row (the destination may hold things from before the job). */
@@ -105,7 +106,8 @@ export async function underClaim<T>(deps: ProvisioningDeps, context: StepContext
         const earlier = row.claims[claimed.key];
         if (claimed.alwaysLook || earlier) {
             const now = deps.now().getTime();
-            const found = await claimed.look(earlier ? Math.min(now, Date.parse(earlier.claimedAt) + deps.timing.claimTtlMs) : now);
+            const claimedAt = earlier ? Date.parse(earlier.claimedAt) : undefined;
+            const found = await claimed.look(claimedAt !== undefined ? Math.min(now, claimedAt + deps.timing.claimTtlMs) : now, claimedAt);
             if (found !== undefined) return record(found, false);
         }
         try {
