@@ -1,3 +1,4 @@
+import { StorageBindingRunner } from "./bindings/storageBindingRunner";
 import type { AppSettings } from "./config/appSettings";
 import type { HostFunction, QueueBindingTarget } from "./functionCatalog";
 import type { HostLogger } from "./logger";
@@ -10,17 +11,20 @@ export type QueueMessageEncoding = "base64" | "none";
 export interface RunOptions {
     reason: string;
     triggerMetadata?: Record<string, RpcTypedData>;
+    /** The caller's W3C trace headers (HTTP); the invocation gets a new trace otherwise. */
+    incomingTrace?: { traceparent?: string; tracestate?: string };
     onInvocationId?: (invocationId: string) => void;
 }
 
 /**
  * Invokes a function with its trigger data plus the inputs the host adds (durable client
- * binding data), then writes its storage-queue output bindings, as the host does after a
- * successful invocation.
+ * binding data, blob and table inputs), then writes its storage-queue, blob and table output
+ * bindings, as the host does after a successful invocation.
  */
 export class FunctionRunner {
     readonly #accounts = new Map<string, StorageAccount>();
     readonly #createdQueues = new Set<string>();
+    readonly #storageBindings: StorageBindingRunner;
 
     constructor(
         private readonly invoker: Invoker,
@@ -28,7 +32,9 @@ export class FunctionRunner {
         private readonly logger: HostLogger,
         readonly queueEncoding: QueueMessageEncoding,
         private readonly durableClientData: (fn: HostFunction, bindingName: string) => unknown,
-    ) {}
+    ) {
+        this.#storageBindings = new StorageBindingRunner((connection, what) => this.account(connection, what), logger);
+    }
 
     /** The storage account named by a binding's `connection` (default AzureWebJobsStorage). */
     account(connection: string | undefined, what: string): StorageAccount {
@@ -46,13 +52,23 @@ export class FunctionRunner {
         for (const bindingName of fn.durableClientBindings) {
             inputData.push({ name: bindingName, data: { json: JSON.stringify(this.durableClientData(fn, bindingName)) } });
         }
+        let storage;
+        try {
+            storage = this.#storageBindings.bind(fn.name, fn.storageBindings, options.triggerMetadata);
+            inputData.push(...(await storage.readInputs()));
+        } catch (error) {
+            this.logger.function("error", fn.name, undefined, `Exception while executing function: Functions.${fn.name}. ${(error as Error).message}`);
+            throw error;
+        }
         const result = await this.invoker.invoke(fn.captured, {
             inputData,
             triggerMetadata: options.triggerMetadata,
+            incomingTrace: options.incomingTrace,
             reason: options.reason,
             onInvocationId: options.onInvocationId,
         });
         await this.#writeQueueOutputs(fn, result.response);
+        await storage.writeOutputs(result.response);
         return result;
     }
 
