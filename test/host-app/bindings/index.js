@@ -101,31 +101,52 @@ app.http("httpData", {
     },
 });
 
-// Trace context, as OpenTelemetry's propagation.extract reads it: a carrier with traceparent/tracestate.
+// Trace context, read the way apps hand it to OpenTelemetry in a preInvocation hook:
+// propagation.extract(context.active(), { traceparent, tracestate }). extractSpanContext applies
+// the W3CTraceContextPropagator's parsing rules, so an invalid header would come out undefined.
+function extractSpanContext(carrier) {
+    const match = /^\s?([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?\s?$/.exec(carrier.traceparent || "");
+    if (!match || match[1] === "ff" || (match[1] === "00" && match[5])) return undefined;
+    if (/^0+$/.test(match[2]) || /^0+$/.test(match[3])) return undefined;
+    return { traceId: match[2], spanId: match[3], traceFlags: parseInt(match[4], 16), isRemote: true, traceState: carrier.tracestate || undefined };
+}
+
+app.hook.preInvocation((hookContext) => {
+    const trace = hookContext.invocationContext.traceContext;
+    hookContext.hookData.spanContext = trace ? extractSpanContext({ traceparent: trace.traceParent, tracestate: trace.traceState }) : undefined;
+});
+
+app.hook.postInvocation((hookContext) => {
+    if (hookContext.invocationContext.functionName === "traceQueue" || hookContext.invocationContext.functionName === "traceTimer") {
+        seen.queueTraces.push({ function: hookContext.invocationContext.functionName, spanContext: hookContext.hookData.spanContext, ...traceCarrier(hookContext.invocationContext) });
+    }
+});
+
 function traceCarrier(context) {
     const trace = context.traceContext;
     return { traceparent: trace && trace.traceParent, tracestate: trace && trace.traceState, attributes: trace && trace.attributes };
 }
 
+let lastSpanContext;
+app.hook.preInvocation((hookContext) => {
+    if (hookContext.invocationContext.functionName === "traceEcho") lastSpanContext = hookContext.hookData.spanContext;
+});
+
 app.http("traceEcho", {
     methods: ["GET"],
     route: "trace",
-    handler: async (request, context) => ({ jsonBody: traceCarrier(context) }),
+    handler: async (request, context) => ({ jsonBody: { ...traceCarrier(context), spanContext: lastSpanContext ?? null } }),
 });
 
 app.storageQueue("traceQueue", {
     queueName: "%BINDINGS_QUEUE%",
     connection: "AzureWebJobsStorage",
-    handler: async (message, context) => {
-        seen.queueTraces.push(traceCarrier(context));
-    },
+    handler: async () => undefined,
 });
 
 app.timer("traceTimer", {
     schedule: "0 0 0 1 1 *",
-    handler: async (timer, context) => {
-        seen.queueTraces.push({ timer: true, ...traceCarrier(context) });
-    },
+    handler: async () => undefined,
 });
 
 app.http("seen", {
