@@ -2,6 +2,7 @@ import { TableClient } from "@azure/data-tables";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startHost, type RunningHost } from "../../tools/functions-host/index";
+import { BindingData, resolveBindingExpressions } from "../../tools/functions-host/bindings/bindingExpressions";
 import { httpTriggerMetadata } from "../../tools/functions-host/http/httpBindingData";
 import { uniqueName } from "../helpers/names";
 import { APP_DIR, call, waitFor, testLog } from "./support/hostTestClient";
@@ -89,5 +90,26 @@ describe("HTTP trigger metadata", () => {
         expect(Object.keys(metadata("http://h/api/x", "[1,2]")).sort()).toEqual(["Headers", "Query", "sys"]);
         expect(Object.keys(metadata("http://h/api/x", "plain text")).sort()).toEqual(["Headers", "Query", "sys"]);
         expect(metadata("http://h/api/x?a=1", JSON.stringify({ query: "mine" })).query).toEqual({ string: "mine" });
+    });
+});
+
+describe("binding expressions", () => {
+    const data = BindingData.fromTriggerMetadata(
+        httpTriggerMetadata({ functionName: "f", url: new URL("http://h/api/x?Name=ann"), headers: { "x-part": "p1" }, params: { id: "42" }, body: Buffer.from(JSON.stringify({ order: { id: 7 } })) }),
+    );
+
+    it("resolves names and dotted paths case-insensitively, and {{ }} as literal braces", () => {
+        expect(resolveBindingExpressions("c/{ID}/{query.name}-{Query.NAME}/{headers.X-Part}/{order.id}/{{x}}", data)).toBe("c/42/ann-ann/p1/7/{x}");
+        expect(resolveBindingExpressions("{sys.methodname}", data)).toBe("f");
+    });
+
+    it("makes a new guid per {rand-guid} and formats {datetime}, and refuses a name the trigger data lacks with the host's message", () => {
+        const [first, second] = resolveBindingExpressions("{rand-guid}/{rand-guid:N}", data).split("/");
+        expect(first).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+        expect(second).toMatch(/^[0-9a-f]{32}$/);
+        expect(resolveBindingExpressions("{datetime}", data)).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}Z$/);
+        expect(() => resolveBindingExpressions("c/{missing}", data)).toThrow("No value for named parameter 'missing'.");
+        expect(() => resolveBindingExpressions("c/{order.nope}", data)).toThrow("No value for named parameter 'order.nope'.");
+        expect(() => resolveBindingExpressions("{datetime:yyyy}", data)).toThrow(/date format/);
     });
 });
