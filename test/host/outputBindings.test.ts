@@ -131,29 +131,13 @@ describe("HTTP trigger data without streaming", () => {
     });
 });
 
-describe("bindings the host does not implement", () => {
+describe("binding catalog", () => {
     const settings = new AppSettings({});
     const fn = (name: string, bindings: Record<string, RpcBindingInfo>): CapturedFunction => ({ metadata: { name, bindings }, callback: () => undefined });
     const http = { type: "httpTrigger", direction: "in" as const, methods: ["GET"] };
 
-    it("refuses the app at load, naming each function and binding type", () => {
-        const build = () =>
-            buildCatalog(
-                [
-                    fn("fine", { req: http, $return: { type: "http", direction: "out" } }),
-                    fn("usesCosmos", { req: http, doc: { type: "cosmosDB", direction: "out" } }),
-                    fn("onBlob", { blob: { type: "blobTrigger", direction: "in", path: "c/{name}" } }),
-                    fn("readsSql", { req: http, rows: { type: "sql", direction: "in" } }),
-                ],
-                settings,
-                { onError: () => undefined },
-            );
-        expect(build).toThrow(/'usesCosmos' binding 'doc': the output binding type 'cosmosDB' is not supported/);
-        expect(build).toThrow(/'onBlob' binding 'blob': the trigger binding type 'blobTrigger' is not supported/);
-        expect(build).toThrow(/'readsSql' binding 'rows': the input binding type 'sql' is not supported/);
-    });
-
-    it("accepts an app whose bindings are all implemented", () => {
+    // The refusal of unimplemented bindings is in unsupportedBindings.test.ts (it needs a process of its own).
+    it("accepts blob and table bindings and reads them into the function's storage bindings", () => {
         const catalog = buildCatalog(
             [
                 fn("blobAndTable", {
