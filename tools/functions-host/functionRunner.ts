@@ -1,4 +1,4 @@
-import { StorageBindingRunner } from "./bindings/storageBindingRunner";
+import { StorageBindingRunner, type BoundStorageBindings } from "./bindings/storageBindingRunner";
 import type { AppSettings } from "./config/appSettings";
 import type { HostFunction, QueueBindingTarget } from "./functionCatalog";
 import type { HostLogger } from "./logger";
@@ -52,7 +52,7 @@ export class FunctionRunner {
         for (const bindingName of fn.durableClientBindings) {
             inputData.push({ name: bindingName, data: { json: JSON.stringify(this.durableClientData(fn, bindingName)) } });
         }
-        let storage;
+        let storage: BoundStorageBindings;
         try {
             storage = this.#storageBindings.bind(fn.name, fn.storageBindings, options.triggerMetadata);
             inputData.push(...(await storage.readInputs()));

@@ -6,11 +6,11 @@ import type { RpcHttpCookie, RpcHttpData, RpcTypedData } from "../worker/coreTyp
 import { httpTriggerMetadata } from "./httpBindingData";
 import { HostKeys } from "./hostKeys";
 import { flatHeaders, readBody, sendEmpty } from "./respond";
+import { matchRoute } from "./routeTemplate";
 
 /** In streaming mode, a request body up to this size with a Content-Length is read first, so its JSON properties become binding data; larger or chunked bodies stream on without them. */
 const STREAMING_BINDING_BODY_LIMIT = 4 * 1024 * 1024;
 const REASON = "This function was programmatically called via the host APIs.";
-import { matchRoute } from "./routeTemplate";
 
 /**
  * HTTP triggers under the route prefix: finds the function whose route and methods match,
