@@ -10,7 +10,7 @@ import { AppSettings } from "../../tools/functions-host/config/appSettings";
 import type { CapturedFunction } from "../../tools/functions-host/worker/coreApi";
 import type { RpcBindingInfo } from "../../tools/functions-host/worker/coreTypes";
 import { uniqueName } from "../helpers/names";
-import { APP_DIR, call, testLog } from "./support/hostTestClient";
+import { APP_DIR, call, fromBase64, queue, testLog } from "./support/hostTestClient";
 
 // Blob bindings need Azurite's blob service, which the shared test Azurite does not run.
 let blobAzurite: ChildProcess | undefined;
@@ -119,6 +119,15 @@ describe("table output", () => {
         expect((await call("GET", `${host.url}/api/entities/inp/none`)).json()).toEqual({ entity: null });
         const partition = (await call("GET", `${host.url}/api/partitions/inp`)).json().entities as { RowKey: string; size: number }[];
         expect(partition.map((e) => e.RowKey)).toEqual(["t2", "t3"]);
+    });
+});
+
+describe("queue output", () => {
+    it("resolves a queue name expression from the query before writing", async () => {
+        const name = uniqueName("named");
+        expect((await call("POST", `${host.url}/api/to-queue?q=${name.toUpperCase()}`, "payload", { "content-type": "text/plain" })).status).toBe(202);
+        const [message] = (await queue(inject("azuriteConnectionString"), name).receiveMessages()).receivedMessageItems;
+        expect(fromBase64(message?.messageText ?? "")).toBe("payload");
     });
 });
 

@@ -1,3 +1,4 @@
+import { BindingData, hasBindingExpressions, resolveBindingProperty } from "./bindings/bindingExpressions";
 import { StorageBindingRunner, type BoundStorageBindings } from "./bindings/storageBindingRunner";
 import type { AppSettings } from "./config/appSettings";
 import type { HostFunction, QueueBindingTarget } from "./functionCatalog";
@@ -53,7 +54,9 @@ export class FunctionRunner {
             inputData.push({ name: bindingName, data: { json: JSON.stringify(this.durableClientData(fn, bindingName)) } });
         }
         let storage: BoundStorageBindings;
+        let queueOutputs: QueueBindingTarget[];
         try {
+            queueOutputs = resolveQueueNames(fn, options.triggerMetadata);
             storage = this.#storageBindings.bind(fn.name, fn.storageBindings, options.triggerMetadata);
             inputData.push(...(await storage.readInputs()));
         } catch (error) {
@@ -67,7 +70,7 @@ export class FunctionRunner {
             reason: options.reason,
             onInvocationId: options.onInvocationId,
         });
-        await this.#writeQueueOutputs(fn, result.response);
+        await this.#writeQueueOutputs(fn, queueOutputs, result.response);
         await storage.writeOutputs(result.response);
         return result;
     }
@@ -90,8 +93,8 @@ export class FunctionRunner {
         }
     }
 
-    async #writeQueueOutputs(fn: HostFunction, response: RpcInvocationResponse): Promise<void> {
-        for (const output of fn.queueOutputs) {
+    async #writeQueueOutputs(fn: HostFunction, queueOutputs: QueueBindingTarget[], response: RpcInvocationResponse): Promise<void> {
+        for (const output of queueOutputs) {
             const data = output.bindingName === "$return" ? response.returnValue : response.outputData?.find((o) => o.name === output.bindingName)?.data;
             const messages = toQueueMessages(data);
             if (messages.length === 0) continue;
@@ -105,6 +108,13 @@ export class FunctionRunner {
             this.logger.function("debug", fn.name, undefined, `Wrote ${messages.length} message(s) to queue '${output.queueName}'.`);
         }
     }
+}
+
+/** Output queue names with `{...}` expressions resolved from the trigger data (lower-cased, as at load). */
+function resolveQueueNames(fn: HostFunction, triggerMetadata: Record<string, RpcTypedData> | undefined): QueueBindingTarget[] {
+    if (!fn.queueOutputs.some((o) => hasBindingExpressions(o.queueName))) return fn.queueOutputs;
+    const data = BindingData.fromTriggerMetadata(triggerMetadata);
+    return fn.queueOutputs.map((o) => (hasBindingExpressions(o.queueName) ? { ...o, queueName: resolveBindingProperty(fn.name, o.bindingName, o.queueName, data).toLowerCase() } : o));
 }
 
 /**

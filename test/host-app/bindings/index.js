@@ -88,6 +88,18 @@ app.http("readPartition", {
     handler: async (request, context) => ({ jsonBody: { entities: context.extraInputs.get(partitionEntities) } }),
 });
 
+// A queue output whose name comes from the query.
+const namedQueue = output.storageQueue({ queueName: "{Query.q}", connection: "AzureWebJobsStorage" });
+app.http("toNamedQueue", {
+    methods: ["POST"],
+    route: "to-queue",
+    extraOutputs: [namedQueue],
+    handler: async (request, context) => {
+        context.extraOutputs.set(namedQueue, await request.text());
+        return { status: 202 };
+    },
+});
+
 // HTTP trigger data without streaming: request.params is the route only; a table row keyed by
 // query, header and body expressions shows what the binding expressions saw.
 const metadataRow = output.table({ tableName: TABLE, partitionKey: "{query.kind}", rowKey: "{headers.x-row}-{customer}-{Flag}", connection: "BindingsStorage" });

@@ -53,6 +53,16 @@ export function resolveBindingExpressions(template: string, data: BindingData): 
     });
 }
 
+/** resolveBindingExpressions for one binding's property, failing with the host's "Exception binding parameter" wording. */
+export function resolveBindingProperty(functionName: string, bindingName: string, template: string, data: BindingData): string {
+    try {
+        return resolveBindingExpressions(template, data);
+    } catch (error) {
+        if (error instanceof BindingExpressionError) throw new BindingExpressionError(`Exception binding parameter '${bindingName}' of function '${functionName}': ${error.message}`);
+        throw error;
+    }
+}
+
 function resolveExpression(expression: string, data: BindingData): string {
     const [head, format] = splitFormat(expression);
     const lower = head.toLowerCase();

@@ -1,7 +1,7 @@
 import type { HostLogger } from "../logger";
 import type { StorageAccount } from "../storage/storageAccount";
 import type { RpcInvocationResponse, RpcParameterBinding, RpcTypedData } from "../worker/coreTypes";
-import { BindingData, BindingExpressionError, resolveBindingExpressions } from "./bindingExpressions";
+import { BindingData, resolveBindingProperty } from "./bindingExpressions";
 import { blobContent, BlobBindingStore } from "./blobBinding";
 import type { BlobBinding, StorageBinding, TableBinding } from "./storageBindings";
 import { readTableInput, writeTableOutput } from "./tableBinding";
@@ -26,15 +26,7 @@ export class StorageBindingRunner {
         if (bindings.length === 0) return new BoundStorageBindings(this, functionName, []);
         const data = BindingData.fromTriggerMetadata(triggerMetadata);
         const resolved = bindings.map((binding): ResolvedBinding => {
-            const resolve = (template: string | undefined) => {
-                if (template === undefined) return undefined;
-                try {
-                    return resolveBindingExpressions(template, data);
-                } catch (error) {
-                    if (error instanceof BindingExpressionError) throw new BindingExpressionError(`Exception binding parameter '${binding.bindingName}' of function '${functionName}': ${error.message}`);
-                    throw error;
-                }
-            };
+            const resolve = (template: string | undefined) => (template === undefined ? undefined : resolveBindingProperty(functionName, binding.bindingName, template, data));
             if (binding.kind === "blob") return { ...binding, resolvedPath: resolve(binding.path) as string };
             return {
                 ...binding,
