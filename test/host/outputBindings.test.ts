@@ -10,7 +10,7 @@ import { AppSettings } from "../../tools/functions-host/config/appSettings";
 import type { CapturedFunction } from "../../tools/functions-host/worker/coreApi";
 import type { RpcBindingInfo } from "../../tools/functions-host/worker/coreTypes";
 import { uniqueName } from "../helpers/names";
-import { APP_DIR, call, fromBase64, queue, testLog } from "./support/hostTestClient";
+import { APP_DIR, call, fromBase64, queue, testLog, waitFor } from "./support/hostTestClient";
 
 // Blob bindings need Azurite's blob service, which the shared test Azurite does not run.
 let blobAzurite: ChildProcess | undefined;
@@ -18,6 +18,7 @@ let host: RunningHost;
 let connection: string;
 const container = uniqueName("bind");
 const tableName = uniqueName("bind");
+const ordersQueue = uniqueName("orders");
 
 async function startBlobAzurite(): Promise<string> {
     const port = await freePort();
@@ -45,7 +46,8 @@ beforeAll(async () => {
     host = await startHost({
         appDir: path.join(APP_DIR, "bindings"),
         port: 0,
-        settings: { AzureWebJobsStorage: base, BindingsStorage: connection, BINDINGS_CONTAINER: container, BINDINGS_TABLE: tableName, BINDINGS_QUEUE: uniqueName("bindq") },
+        pollIntervalMs: 200,
+        settings: { AzureWebJobsStorage: base, BindingsStorage: connection, BINDINGS_CONTAINER: container, BINDINGS_TABLE: tableName, BINDINGS_QUEUE: uniqueName("bindq"), BINDINGS_ORDERS_QUEUE: ordersQueue },
         log: testLog("outputBindings"),
     });
 });
@@ -128,6 +130,17 @@ describe("queue output", () => {
         expect((await call("POST", `${host.url}/api/to-queue?q=${name.toUpperCase()}`, "payload", { "content-type": "text/plain" })).status).toBe(202);
         const [message] = (await queue(inject("azuriteConnectionString"), name).receiveMessages()).receivedMessageItems;
         expect(fromBase64(message?.messageText ?? "")).toBe("payload");
+    });
+});
+
+describe("queue trigger data", () => {
+    it("makes a JSON message's top-level properties binding data and trigger metadata, as the script host does", async () => {
+        const orders = queue(inject("azuriteConnectionString"), ordersQueue);
+        await orders.createIfNotExists();
+        await orders.sendMessage(Buffer.from(JSON.stringify({ orderId: 77, customer: { name: "ann" } })).toString("base64"));
+        const content = await waitFor("the order blob", () => blobs().getBlockBlobClient("orders/77-ann.txt").downloadToBuffer());
+        expect(content.toString("utf8")).toBe("order 77");
+        expect((await call("GET", `${host.url}/api/seen`)).json().orderMetadata).toEqual({ orderId: 77, dequeueCount: 1 });
     });
 });
 

@@ -13,7 +13,7 @@ beforeAll(async () => {
     host = await startHost({
         appDir: path.join(APP_DIR, "bindings"),
         port: 0,
-        settings: { AzureWebJobsStorage: connection, BindingsStorage: connection, BINDINGS_CONTAINER: "unused", BINDINGS_TABLE: "unused", BINDINGS_QUEUE: queueName },
+        settings: { AzureWebJobsStorage: connection, BindingsStorage: connection, BINDINGS_CONTAINER: "unused", BINDINGS_TABLE: "unused", BINDINGS_QUEUE: queueName, BINDINGS_ORDERS_QUEUE: uniqueName("orders") },
         pollIntervalMs: 200,
         log: testLog("traceContext"),
     });

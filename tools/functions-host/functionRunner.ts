@@ -1,5 +1,6 @@
 import { BindingData, hasBindingExpressions, resolveBindingProperty } from "./bindings/bindingExpressions";
 import { StorageBindingRunner, type BoundStorageBindings } from "./bindings/storageBindingRunner";
+import { withJsonInputProperties } from "./bindings/triggerInputBindingData";
 import type { AppSettings } from "./config/appSettings";
 import type { HostFunction, QueueBindingTarget } from "./functionCatalog";
 import type { HostLogger } from "./logger";
@@ -53,11 +54,12 @@ export class FunctionRunner {
         for (const bindingName of fn.durableClientBindings) {
             inputData.push({ name: bindingName, data: { json: JSON.stringify(this.durableClientData(fn, bindingName)) } });
         }
+        const triggerMetadata = fn.queueTrigger && typeof trigger?.string === "string" ? withJsonInputProperties(options.triggerMetadata, trigger.string) : options.triggerMetadata;
         let storage: BoundStorageBindings;
         let queueOutputs: QueueBindingTarget[];
         try {
-            queueOutputs = resolveQueueNames(fn, options.triggerMetadata);
-            storage = this.#storageBindings.bind(fn.name, fn.storageBindings, options.triggerMetadata);
+            queueOutputs = resolveQueueNames(fn, triggerMetadata);
+            storage = this.#storageBindings.bind(fn.name, fn.storageBindings, triggerMetadata);
             inputData.push(...(await storage.readInputs()));
         } catch (error) {
             this.logger.function("error", fn.name, undefined, `Exception while executing function: Functions.${fn.name}. ${(error as Error).message}`);
@@ -65,7 +67,7 @@ export class FunctionRunner {
         }
         const result = await this.invoker.invoke(fn.captured, {
             inputData,
-            triggerMetadata: options.triggerMetadata,
+            triggerMetadata,
             incomingTrace: options.incomingTrace,
             reason: options.reason,
             onInvocationId: options.onInvocationId,

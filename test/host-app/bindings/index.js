@@ -88,6 +88,18 @@ app.http("readPartition", {
     handler: async (request, context) => ({ jsonBody: { entities: context.extraInputs.get(partitionEntities) } }),
 });
 
+// A queue message's JSON properties are binding data too (and trigger metadata).
+const orderBlob = output.storageBlob({ path: `${CONTAINER}/orders/{orderId}-{customer.name}.txt`, connection: "BindingsStorage" });
+app.storageQueue("queueToBlob", {
+    queueName: "%BINDINGS_ORDERS_QUEUE%",
+    connection: "AzureWebJobsStorage",
+    extraOutputs: [orderBlob],
+    handler: async (message, context) => {
+        seen.orderMetadata = { orderId: context.triggerMetadata.orderId, dequeueCount: context.triggerMetadata.dequeueCount };
+        context.extraOutputs.set(orderBlob, `order ${message.orderId}`);
+    },
+});
+
 // A queue output whose name comes from the query.
 const namedQueue = output.storageQueue({ queueName: "{Query.q}", connection: "AzureWebJobsStorage" });
 app.http("toNamedQueue", {
