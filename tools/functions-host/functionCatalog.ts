@@ -1,3 +1,5 @@
+import { describeStorageBinding, type StorageBinding } from "./bindings/storageBindings";
+import { unsupportedBindings, unsupportedBindingsError } from "./bindings/supportedBindings";
 import type { AppSettings } from "./config/appSettings";
 import { parseSchedule, type Schedule } from "./ncrontab";
 import { parseRouteTemplate, type RouteTemplate } from "./http/routeTemplate";
@@ -37,13 +39,17 @@ export interface HostFunction {
     queueTrigger?: QueueBindingTarget & { dataType?: string };
     durableClientBindings: string[];
     queueOutputs: QueueBindingTarget[];
+    /** Blob and table inputs and outputs. */
+    storageBindings: StorageBinding[];
     info: RegisteredFunctionInfo;
 }
 
 const HTTP_METHODS = new Set(["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "TRACE"]);
 
 /**
- * Builds the host's view of every captured registration. A function whose bindings cannot be
+ * Builds the host's view of every captured registration. A binding type the host does not
+ * implement refuses the whole app (one error naming every such function and binding type): it
+ * must not load and then silently ignore the binding. A function whose bindings cannot be
  * resolved (e.g. a missing %SETTING%) is reported through `onError` and left out, as the real
  * host puts such a function in an error state and still runs the others.
  */
@@ -52,8 +58,11 @@ export function buildCatalog(
     settings: AppSettings,
     options: { timeZone?: string; onError: (functionName: string, error: Error) => void },
 ): HostFunction[] {
+    const functions = [...captured];
+    const unsupported = functions.flatMap(unsupportedBindings);
+    if (unsupported.length > 0) throw unsupportedBindingsError(unsupported);
     const result: HostFunction[] = [];
-    for (const fn of captured) {
+    for (const fn of functions) {
         try {
             result.push(describe(fn, settings, options.timeZone));
         } catch (error) {
@@ -83,6 +92,7 @@ function describe(fn: CapturedFunction, settings: AppSettings, timeZone: string 
         disabled: settings.isFunctionDisabled(name),
         durableClientBindings: [],
         queueOutputs: [],
+        storageBindings: [],
         info: { name, trigger: triggerType },
     };
 
@@ -94,6 +104,8 @@ function describe(fn: CapturedFunction, settings: AppSettings, timeZone: string 
             if (!queueName) throw new Error(`${what("queueName")} is missing on the storageQueue output binding '${bindingName}'.`);
             hostFn.queueOutputs.push({ bindingName, queueName: queueName.toLowerCase(), connection: resolve(binding.connection, "connection") });
         }
+        const storage = /trigger$/i.test(type) ? undefined : describeStorageBinding(name, bindingName, binding, resolve);
+        if (storage) hostFn.storageBindings.push(storage);
     }
 
     switch (triggerType.toLowerCase()) {

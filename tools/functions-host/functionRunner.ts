@@ -1,3 +1,6 @@
+import { BindingData, hasBindingExpressions, resolveBindingProperty } from "./bindings/bindingExpressions";
+import { StorageBindingRunner, type BoundStorageBindings } from "./bindings/storageBindingRunner";
+import { withJsonInputProperties } from "./bindings/triggerInputBindingData";
 import type { AppSettings } from "./config/appSettings";
 import type { HostFunction, QueueBindingTarget } from "./functionCatalog";
 import type { HostLogger } from "./logger";
@@ -10,17 +13,20 @@ export type QueueMessageEncoding = "base64" | "none";
 export interface RunOptions {
     reason: string;
     triggerMetadata?: Record<string, RpcTypedData>;
+    /** The caller's W3C trace headers (HTTP); the invocation gets a new trace otherwise. */
+    incomingTrace?: { traceparent?: string; tracestate?: string };
     onInvocationId?: (invocationId: string) => void;
 }
 
 /**
  * Invokes a function with its trigger data plus the inputs the host adds (durable client
- * binding data), then writes its storage-queue output bindings, as the host does after a
- * successful invocation.
+ * binding data, blob and table inputs), then writes its storage-queue, blob and table output
+ * bindings, as the host does after a successful invocation.
  */
 export class FunctionRunner {
     readonly #accounts = new Map<string, StorageAccount>();
     readonly #createdQueues = new Set<string>();
+    readonly #storageBindings: StorageBindingRunner;
 
     constructor(
         private readonly invoker: Invoker,
@@ -28,7 +34,9 @@ export class FunctionRunner {
         private readonly logger: HostLogger,
         readonly queueEncoding: QueueMessageEncoding,
         private readonly durableClientData: (fn: HostFunction, bindingName: string) => unknown,
-    ) {}
+    ) {
+        this.#storageBindings = new StorageBindingRunner((connection, what) => this.account(connection, what), logger);
+    }
 
     /** The storage account named by a binding's `connection` (default AzureWebJobsStorage). */
     account(connection: string | undefined, what: string): StorageAccount {
@@ -46,13 +54,26 @@ export class FunctionRunner {
         for (const bindingName of fn.durableClientBindings) {
             inputData.push({ name: bindingName, data: { json: JSON.stringify(this.durableClientData(fn, bindingName)) } });
         }
+        const triggerMetadata = fn.queueTrigger && typeof trigger?.string === "string" ? withJsonInputProperties(options.triggerMetadata, trigger.string) : options.triggerMetadata;
+        let storage: BoundStorageBindings;
+        let queueOutputs: QueueBindingTarget[];
+        try {
+            queueOutputs = resolveQueueNames(fn, triggerMetadata);
+            storage = this.#storageBindings.bind(fn.name, fn.storageBindings, triggerMetadata);
+            inputData.push(...(await storage.readInputs()));
+        } catch (error) {
+            this.logger.function("error", fn.name, undefined, `Exception while executing function: Functions.${fn.name}. ${(error as Error).message}`);
+            throw error;
+        }
         const result = await this.invoker.invoke(fn.captured, {
             inputData,
-            triggerMetadata: options.triggerMetadata,
+            triggerMetadata,
+            incomingTrace: options.incomingTrace,
             reason: options.reason,
             onInvocationId: options.onInvocationId,
         });
-        await this.#writeQueueOutputs(fn, result.response);
+        await this.#writeQueueOutputs(fn, queueOutputs, result.response);
+        await storage.writeOutputs(result.response);
         return result;
     }
 
@@ -74,8 +95,8 @@ export class FunctionRunner {
         }
     }
 
-    async #writeQueueOutputs(fn: HostFunction, response: RpcInvocationResponse): Promise<void> {
-        for (const output of fn.queueOutputs) {
+    async #writeQueueOutputs(fn: HostFunction, queueOutputs: QueueBindingTarget[], response: RpcInvocationResponse): Promise<void> {
+        for (const output of queueOutputs) {
             const data = output.bindingName === "$return" ? response.returnValue : response.outputData?.find((o) => o.name === output.bindingName)?.data;
             const messages = toQueueMessages(data);
             if (messages.length === 0) continue;
@@ -89,6 +110,13 @@ export class FunctionRunner {
             this.logger.function("debug", fn.name, undefined, `Wrote ${messages.length} message(s) to queue '${output.queueName}'.`);
         }
     }
+}
+
+/** Output queue names with `{...}` expressions resolved from the trigger data (lower-cased, as at load). */
+function resolveQueueNames(fn: HostFunction, triggerMetadata: Record<string, RpcTypedData> | undefined): QueueBindingTarget[] {
+    if (!fn.queueOutputs.some((o) => hasBindingExpressions(o.queueName))) return fn.queueOutputs;
+    const data = BindingData.fromTriggerMetadata(triggerMetadata);
+    return fn.queueOutputs.map((o) => (hasBindingExpressions(o.queueName) ? { ...o, queueName: resolveBindingProperty(fn.name, o.bindingName, o.queueName, data).toLowerCase() } : o));
 }
 
 /**

@@ -3,9 +3,14 @@ import type { HostFunction } from "../functionCatalog";
 import type { FunctionRunner } from "../functionRunner";
 import type { HostLogger } from "../logger";
 import type { RpcHttpCookie, RpcHttpData, RpcTypedData } from "../worker/coreTypes";
+import { httpTriggerMetadata } from "./httpBindingData";
 import { HostKeys } from "./hostKeys";
 import { flatHeaders, readBody, sendEmpty } from "./respond";
 import { matchRoute } from "./routeTemplate";
+
+/** In streaming mode, a request body up to this size with a Content-Length is read first, so its JSON properties become binding data; larger or chunked bodies stream on without them. */
+const STREAMING_BINDING_BODY_LIMIT = 4 * 1024 * 1024;
+const REASON = "This function was programmatically called via the host APIs.";
 
 /**
  * HTTP triggers under the route prefix: finds the function whose route and methods match,
@@ -56,10 +61,12 @@ export class HttpTriggerDispatcher {
         const body = await readBody(req);
         const query: Record<string, string> = {};
         for (const key of new Set(url.searchParams.keys())) query[key] = url.searchParams.getAll(key).join(",");
-        const http: RpcHttpData = { method: (req.method ?? "GET").toUpperCase(), url: url.href, headers: flatHeaders(req), query, params, body: { bytes: body } };
+        const headers = flatHeaders(req);
+        const http: RpcHttpData = { method: (req.method ?? "GET").toUpperCase(), url: url.href, headers, query, params, body: { bytes: body } };
+        const triggerMetadata = httpTriggerMetadata({ functionName: fn.name, url, headers, params, body: hasContentLength(req) ? body : undefined });
         let response;
         try {
-            ({ response } = await this.runner.run(fn, { http }, { reason: "This function was programmatically called via the host APIs.", triggerMetadata: this.#metadata(req, params) }));
+            ({ response } = await this.runner.run(fn, { http }, { reason: REASON, triggerMetadata, incomingTrace: traceHeaders(headers) }));
         } catch {
             if (!res.headersSent) sendEmpty(res, 500);
             return;
@@ -69,25 +76,36 @@ export class HttpTriggerDispatcher {
         writeRpcHttpResponse(res, output);
     }
 
-    /** HTTP streaming (app.setup({ enableHttpStream: true })): the request and response go through the library's proxy. */
+    /**
+     * HTTP streaming (app.setup({ enableHttpStream: true })): the request and response go through
+     * the library's proxy; route parameters, query, headers and (for a body with a Content-Length
+     * up to 4 MiB) the JSON body's properties travel as trigger metadata, where the library reads
+     * `request.params` and the headers from.
+     */
     async #invokeStreaming(fn: HostFunction, req: IncomingMessage, res: ServerResponse, url: URL, params: Record<string, string>): Promise<void> {
         const proxy = new URL(this.streamProxyUri() as string);
+        const headers = flatHeaders(req);
+        const length = Number(req.headers["content-length"] ?? "");
+        const buffered = hasContentLength(req) && length <= STREAMING_BINDING_BODY_LIMIT ? await readBody(req) : undefined;
+        const triggerMetadata = httpTriggerMetadata({ functionName: fn.name, url, headers, params, body: buffered });
         let forward: ReturnType<typeof httpRequest> | undefined;
         const run = this.runner.run(fn, { http: { method: req.method ?? "GET", url: url.href } }, {
-            reason: "This function was programmatically called via the host APIs.",
-            triggerMetadata: this.#metadata(req, params),
+            reason: REASON,
+            triggerMetadata,
+            incomingTrace: traceHeaders(headers),
             onInvocationId: (invocationId) => {
                 forward = httpRequest(
                     { host: proxy.hostname === "localhost" ? "127.0.0.1" : proxy.hostname, port: proxy.port, method: req.method, path: `${url.pathname}${url.search}`, headers: { ...req.headers, "x-ms-invocation-id": invocationId, "x-forwarded-host": url.host, "x-forwarded-proto": "http" } },
                     (proxyRes) => {
-                        const headers = { ...proxyRes.headers };
-                        delete headers["x-ms-invocation-id"];
-                        res.writeHead(proxyRes.statusCode ?? 200, headers);
+                        const responseHeaders = { ...proxyRes.headers };
+                        delete responseHeaders["x-ms-invocation-id"];
+                        res.writeHead(proxyRes.statusCode ?? 200, responseHeaders);
                         proxyRes.pipe(res);
                     },
                 );
                 forward.on("error", (error) => this.logger.warn(`HTTP streaming proxy request for '${fn.name}' failed: ${error.message}`));
-                req.pipe(forward);
+                if (buffered) forward.end(buffered);
+                else req.pipe(forward);
             },
         });
         try {
@@ -98,12 +116,15 @@ export class HttpTriggerDispatcher {
             else res.destroy();
         }
     }
+}
 
-    #metadata(req: IncomingMessage, params: Record<string, string>): Record<string, RpcTypedData> {
-        const metadata: Record<string, RpcTypedData> = { Headers: { json: JSON.stringify(flatHeaders(req)) } };
-        for (const [key, value] of Object.entries(params)) metadata[key] = { string: value };
-        return metadata;
-    }
+function hasContentLength(req: IncomingMessage): boolean {
+    const length = Number(req.headers["content-length"] ?? "");
+    return Number.isFinite(length) && length > 0;
+}
+
+function traceHeaders(headers: Record<string, string>): { traceparent?: string; tracestate?: string } {
+    return { traceparent: headers.traceparent, tracestate: headers.tracestate };
 }
 
 /** Writes the worker's rpc http response; no response at all is a 204, as the host answers. */

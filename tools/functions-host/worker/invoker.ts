@@ -1,7 +1,8 @@
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import type { HostLogger } from "../logger";
 import { formatTimeSpan } from "../util/timeSpan";
 import type { CapturedFunction, FunctionRegistry } from "./coreApi";
+import { invocationTraceContext } from "./traceContext";
 import type { CoreInvocationContext, FunctionCallback, RpcInvocationRequest, RpcInvocationResponse, RpcLogCategory, RpcLogLevel, RpcParameterBinding, RpcTypedData } from "./coreTypes";
 
 export interface InvocationRequest {
@@ -9,6 +10,8 @@ export interface InvocationRequest {
     triggerMetadata?: Record<string, RpcTypedData>;
     /** Why the host runs it, for the "Executing" log line (e.g. "This function was programmatically called via the host APIs."). */
     reason: string;
+    /** W3C trace context from the caller (HTTP `traceparent`/`tracestate`); a new trace otherwise. */
+    incomingTrace?: { traceparent?: string; tracestate?: string };
     /** Called once the invocation id is known (tests and the HTTP-streaming proxy use it). */
     onInvocationId?: (invocationId: string) => void;
 }
@@ -105,7 +108,7 @@ export class Invoker {
             functionId: fn.metadata.functionId ?? name,
             inputData: request.inputData,
             triggerMetadata: request.triggerMetadata ?? {},
-            traceContext: { traceParent: `00-${randomBytes(16).toString("hex")}-${randomBytes(8).toString("hex")}-01`, traceState: "", attributes: {} },
+            traceContext: invocationTraceContext(name, request.incomingTrace),
         };
         const coreCtx: CoreInvocationContext = {
             invocationId,
