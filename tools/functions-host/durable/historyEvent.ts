@@ -78,12 +78,14 @@ export interface HistoryEvent {
     FinalFireAt?: string;
     /** On OrchestratorCompleted: the custom status at the end of that episode (JSON text). */
     CustomStatus?: string;
+    /** On SubOrchestrationInstanceCreated: whether the orchestrator gave the child's instance id or the host made the default one. */
+    ChildId?: "given" | "default";
 }
 
 /** Events that take a sequence id; EventSent records a message to a durable entity (call, signal, lock, release). */
 export const ID_CONSUMING: ReadonlySet<EventTypeName> = new Set(["TaskScheduled", "TimerCreated", "SubOrchestrationInstanceCreated", "EventSent"]);
 
-const HOST_ONLY_FIELDS = ["MessageId", "RetryOptions", "ChainOf", "Attempt", "TimerPurpose", "FinalFireAt", "CustomStatus"] as const;
+const HOST_ONLY_FIELDS = ["MessageId", "RetryOptions", "ChainOf", "Attempt", "TimerPurpose", "FinalFireAt", "CustomStatus", "ChildId"] as const;
 
 /**
  * The history as the orchestration trigger payload carries it: numeric EventType, IsPlayed

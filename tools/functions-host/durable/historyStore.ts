@@ -41,7 +41,7 @@ export interface InstanceSnapshot {
     history: HistoryEvent[];
 }
 
-const STRING_FIELDS = ["Name", "Input", "Result", "Reason", "Details", "FailureDetails", "Version", "InstanceId", "OrchestrationStatus", "ParentInstance", "MessageId", "RetryOptions", "TimerPurpose", "CustomStatus"] as const;
+const STRING_FIELDS = ["Name", "Input", "Result", "Reason", "Details", "FailureDetails", "Version", "InstanceId", "OrchestrationStatus", "ParentInstance", "MessageId", "RetryOptions", "TimerPurpose", "CustomStatus", "ChildId"] as const;
 const NUMBER_FIELDS = ["TaskScheduledId", "TimerId", "ChainOf", "Attempt"] as const;
 const DATE_FIELDS = ["FireAt", "FinalFireAt"] as const;
 const RECORD_STRING_FIELDS = ["Name", "Version", "Input", "Output", "CustomStatus"] as const;

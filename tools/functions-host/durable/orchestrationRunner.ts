@@ -499,10 +499,13 @@ export class OrchestrationRunner {
                 message: { kind: "workItem", id: randomUUID(), instanceId: ctx.instanceId, executionId: ctx.executionId, taskScheduledId: id, name: op.Name ?? "", input: op.Input, sentAt: new Date().toISOString() },
             });
         } else {
-            const defaultId = `${ctx.instanceId}:${id}`;
-            const firstUsedDefault = attempt > 1 && first.InstanceId === `${ctx.instanceId}:${first.EventId}`;
-            const childId = firstUsedDefault ? defaultId : (first.InstanceId ?? defaultId);
+            // DTFx's retry interceptor repeats the same call: an id the code gave is reused by every
+            // attempt (even one that looks like a default id, e.g. `${instanceId}:0`), a default id
+            // is made anew from each attempt's sequence id.
+            const idGiven = attempt === 1 ? first.InstanceId !== undefined : childIdWasGiven(first, ctx.instanceId);
+            const childId = idGiven && first.InstanceId !== undefined ? first.InstanceId : `${ctx.instanceId}:${id}`;
             op.InstanceId = childId;
+            op.ChildId = idGiven ? "given" : "default";
             const parent: ParentInstance = { Name: ctx.view.name ?? "", InstanceId: ctx.instanceId, ExecutionId: ctx.executionId, TaskScheduleId: id };
             const started: HistoryEvent = { EventType: "ExecutionStarted", EventId: -1, Timestamp: ctx.now.toISOString(), Name: op.Name, Input: op.Input, Version: op.Version, ParentInstance: JSON.stringify(parent) };
             ctx.outbox.push({ message: controlMessage(childId, started, { executionId: randomUUID() }) });
@@ -764,4 +767,13 @@ function versionMismatch(version: string | undefined, versioning: VersioningOpti
 
 function quoteList(names: string[]): string {
     return names.length === 0 ? "(none)" : names.map((n) => `'${n}'`).join(", ");
+}
+
+/**
+ * Whether the first attempt of a sub-orchestration took an id the orchestrator gave. Rows written
+ * before the host recorded `ChildId` tell it only by the id's shape (`<instance>:<sequence id>`).
+ */
+function childIdWasGiven(first: HistoryEvent, instanceId: string): boolean {
+    if (first.ChildId !== undefined) return first.ChildId === "given";
+    return first.InstanceId !== `${instanceId}:${first.EventId}`;
 }
