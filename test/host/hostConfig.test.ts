@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { AppSettings, mergeAppSettings } from "../../tools/functions-host/config/appSettings";
 import { normalizeConnectionString } from "../../tools/functions-host/storage/storageAccount";
 import { HostConfig } from "../../tools/functions-host/config/hostConfig";
+import { loadAppEntryPoints, resolveAppEntryPoints } from "../../tools/functions-host/worker/appLoader";
 import { expandGlob } from "../../tools/functions-host/worker/glob";
 import { formatTimeSpan, parseTimeSpan } from "../../tools/functions-host/util/timeSpan";
 
@@ -96,5 +97,18 @@ describe("TimeSpan text", () => {
         expect(parseTimeSpan("soon")).toBeUndefined();
         expect(formatTimeSpan(600_000)).toBe("00:10:00");
         expect(formatTimeSpan(93_784_500)).toBe("1.02:03:04.5000000");
+    });
+});
+
+describe("loading the app", () => {
+    it("names the entry point that failed to load, in the Node worker's words", async () => {
+        const dir = appDir({ "package.json": JSON.stringify({ main: "src/*.js" }), "src/good.js": "", "src/broken.js": "const x = ;" });
+        const app = resolveAppEntryPoints(dir);
+        await expect(loadAppEntryPoints(app, () => undefined)).rejects.toThrow(/^Worker was unable to load entry point "src\/broken\.js": /);
+    });
+
+    it("says that a programming model v3 app (function.json folders) is not one it runs, rather than asking for a main", () => {
+        const dir = appDir({ "package.json": JSON.stringify({ name: "v3" }), "HttpStart/function.json": JSON.stringify({ bindings: [] }) });
+        expect(() => resolveAppEntryPoints(dir)).toThrow(/programming model v3 app \(HttpStart\/function\.json\).*only v4 apps/);
     });
 });

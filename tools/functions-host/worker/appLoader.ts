@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -19,6 +19,13 @@ export function resolveAppEntryPoints(appDir: string): AppPackage {
     }
     const pkg = JSON.parse(readFileSync(packageJsonPath, "utf8")) as { main?: unknown; type?: unknown };
     if (typeof pkg.main !== "string" || pkg.main.trim() === "") {
+        const legacy = readdirSync(appDir, { withFileTypes: true }).find((entry) => entry.isDirectory() && existsSync(path.join(appDir, entry.name, "function.json")));
+        if (legacy) {
+            throw new Error(
+                `${appDir} is a programming model v3 app (${legacy.name}/function.json). This host runs only v4 apps, which register their ` +
+                    `functions in code through @azure/functions v4 and name their entry point in package.json "main".`,
+            );
+        }
         throw new Error(`${packageJsonPath} has no "main". Set it to the compiled entry point, e.g. "dist/src/index.js" or "dist/src/functions/*.js".`);
     }
     const files = expandGlob(pkg.main, appDir);
@@ -37,10 +44,15 @@ export async function loadAppEntryPoints(app: AppPackage, log: (line: string) =>
     for (const file of app.files) {
         const absolute = path.join(app.dir, file);
         const started = Date.now();
-        if (isESModule(absolute, app.type)) {
-            await importModule(pathToFileURL(absolute).href);
-        } else {
-            appRequire(absolute);
+        try {
+            if (isESModule(absolute, app.type)) {
+                await importModule(pathToFileURL(absolute).href);
+            } else {
+                appRequire(absolute);
+            }
+        } catch (error) {
+            // The Node worker's own wording, so the file that failed is named.
+            throw new Error(`Worker was unable to load entry point "${file}": ${error instanceof Error ? error.message : String(error)}`, { cause: error });
         }
         const elapsed = Date.now() - started;
         log(`Loaded entry point "${file}"${elapsed > 1000 ? ` (slow: ${elapsed} ms)` : ""}`);
