@@ -83,7 +83,7 @@ export class DurableTaskEmulator {
         this.store = new HistoryStore(this.hub);
         this.#functions = functionLookup(functions);
         const orchestrations = new OrchestrationRunner(this.hub, this.store, this.#functions, runner, logger, this.versioning);
-        const entities = new EntityRunner(this.hub, this.store, this.#functions, runner, logger);
+        const entities = new EntityRunner(this.store, this.#functions, runner, logger);
         this.#control = new ControlQueueWorker(
             this.hub,
             orchestrations,

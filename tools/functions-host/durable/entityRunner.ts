@@ -22,7 +22,6 @@ import type { HistoryEvent } from "./historyEvent";
 import type { HistoryStore, InstanceRecord, Sentinel } from "./historyStore";
 import type { ControlMessage, OutboundMessage } from "./messages";
 import type { DurableFunctionLookup, Disposition } from "./orchestrationRunner";
-import type { TaskHub } from "./taskHub";
 
 /** What the entity trigger returns (`EntityState` of the durable-functions SDK). */
 interface SdkEntityResult {
@@ -53,7 +52,6 @@ interface EntityInstance {
  */
 export class EntityRunner {
     constructor(
-        private readonly hub: TaskHub,
         private readonly store: HistoryStore,
         private readonly functions: DurableFunctionLookup,
         private readonly runner: FunctionRunner,
@@ -227,10 +225,7 @@ export class EntityRunner {
     }
 
     async #sendOutbox(instance: EntityInstance): Promise<void> {
-        const sentinel = instance.sentinel;
-        if (!sentinel || sentinel.outboxSent) return;
-        await Promise.all(sentinel.outbox.map((outbound) => this.hub.send(outbound)));
-        instance.sentinel = await this.store.markOutboxSent(instance.instanceId, sentinel);
+        if (instance.sentinel) instance.sentinel = await this.store.sendOutbox(instance.instanceId, instance.sentinel);
     }
 
     /** The Instances row: the scheduler state as input; Completed once the entity is deleted and idle, as the extension's entity scheduler ends. */

@@ -124,6 +124,13 @@ export class HistoryStore {
         return { executionId: args.executionId, historyLength, outbox: args.outbox, outboxSent: args.outbox.length === 0, etag };
     }
 
+    /** Sends a committed episode's (or entity batch's) outbox, then marks it sent; returns the sentinel as it now is. */
+    async sendOutbox(instanceId: string, sentinel: Sentinel): Promise<Sentinel> {
+        if (sentinel.outboxSent) return sentinel;
+        await Promise.all(sentinel.outbox.map((outbound) => this.hub.send(outbound)));
+        return this.markOutboxSent(instanceId, sentinel);
+    }
+
     async markOutboxSent(instanceId: string, sentinel: Sentinel): Promise<Sentinel> {
         const response = await this.hub.history.updateEntity({ partitionKey: instanceId, rowKey: "sentinel", OutboxSent: true, Outbox: "" }, "Merge", { etag: sentinel.etag });
         return { ...sentinel, outbox: [], outboxSent: true, etag: response.etag ?? "*" };

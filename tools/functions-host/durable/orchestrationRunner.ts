@@ -671,10 +671,7 @@ export class OrchestrationRunner {
     }
 
     async #sendOutbox(state: InstanceState): Promise<void> {
-        const sentinel = state.sentinel;
-        if (!sentinel || sentinel.outboxSent) return;
-        await Promise.all(sentinel.outbox.map((outbound) => this.hub.send(outbound)));
-        state.sentinel = await this.store.markOutboxSent(state.instanceId, sentinel);
+        if (state.sentinel) state.sentinel = await this.store.sendOutbox(state.instanceId, state.sentinel);
     }
 
     async #syncRecord(state: InstanceState): Promise<void> {
