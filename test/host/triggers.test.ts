@@ -133,6 +133,36 @@ describe("timer triggers", () => {
     });
 });
 
+describe("function-level retry policies", () => {
+    it("retries a failed timer run under its fixedDelay policy, telling each run its retryContext, until it succeeds", async () => {
+        expect((await call("POST", `${host.url}/api/flaky-timer/3`)).status).toBe(204);
+        await host.fire("flakyTimer");
+        const runs = await waitFor("the third run of flakyTimer", async () => {
+            const { flakyTimerRuns } = await probe(host.url);
+            return flakyTimerRuns.length >= 3 ? flakyTimerRuns : undefined;
+        }, 10_000);
+        await sleep(1_500);
+        expect((await probe(host.url)).flakyTimerRuns).toHaveLength(3);
+        expect(runs.map((run: { retryCount: number; maxRetryCount: number }) => [run.retryCount, run.maxRetryCount])).toEqual([[0, 2], [1, 2], [2, 2]]);
+        expect(runs[0].exception).toBeUndefined();
+        expect(runs[1].exception.message).toContain("flaky timer run 1");
+        expect(runs[2].exception.message).toContain("flaky timer run 2");
+    });
+
+    it("gives up after maxRetryCount retries, and the timer keeps its schedule", async () => {
+        expect((await call("POST", `${host.url}/api/flaky-timer/99`)).status).toBe(204);
+        await host.fire("flakyTimer");
+        await waitFor("three runs of flakyTimer", async () => (await probe(host.url)).flakyTimerRuns.length === 3, 10_000);
+        await sleep(1_500);
+        expect((await probe(host.url)).flakyTimerRuns).toHaveLength(3);
+        expect(logs.filter((line) => line.includes("Timer 'flakyTimer': retry "))).toHaveLength(4);
+    });
+
+    it("says at start that the runtime applies no retry policy to an HTTP trigger", () => {
+        expect(logs.some((line) => line.includes("Function 'flakyTimerSetup' has a retry policy") && line.includes("httpTrigger"))).toBe(true);
+    });
+});
+
 describe("queue triggers", () => {
     it("decodes base64 JSON into an object, passes dequeueCount, and writes the output binding", async () => {
         const input = queue(connectionString, settings.HOSTAPP_QUEUE as string);

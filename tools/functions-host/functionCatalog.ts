@@ -3,6 +3,7 @@ import { unsupportedBindings, unsupportedBindingsError } from "./bindings/suppor
 import type { AppSettings } from "./config/appSettings";
 import { parseSchedule, type Schedule } from "./ncrontab";
 import { parseRouteTemplate, type RouteTemplate } from "./http/routeTemplate";
+import { retryPolicyOf, type RetryPolicy } from "./triggers/retryPolicy";
 import type { CapturedFunction } from "./worker/coreApi";
 import type { RpcBindingInfo } from "./worker/coreTypes";
 
@@ -41,6 +42,8 @@ export interface HostFunction {
     queueOutputs: QueueBindingTarget[];
     /** Blob and table inputs and outputs. */
     storageBindings: StorageBinding[];
+    /** The function-level retry policy (`retry`); the host applies it to timer triggers, as the runtime does. */
+    retry?: RetryPolicy;
     info: RegisteredFunctionInfo;
 }
 
@@ -95,6 +98,8 @@ function describe(fn: CapturedFunction, settings: AppSettings, timeZone: string 
         storageBindings: [],
         info: { name, trigger: triggerType },
     };
+    const retry = retryPolicyOf(name, fn.metadata.retryOptions);
+    if (retry) hostFn.retry = retry;
 
     for (const [bindingName, binding] of bindings) {
         const type = String(binding.type ?? "").toLowerCase();

@@ -6,7 +6,7 @@ import type { HostFunction, QueueBindingTarget } from "./functionCatalog";
 import type { HostLogger } from "./logger";
 import { isNotFound, StorageAccount } from "./storage/storageAccount";
 import type { RpcInvocationResponse, RpcParameterBinding, RpcTypedData } from "./worker/coreTypes";
-import type { InvocationResult, Invoker } from "./worker/invoker";
+import type { InvocationRequest, InvocationResult, Invoker } from "./worker/invoker";
 
 export type QueueMessageEncoding = "base64" | "none";
 
@@ -16,6 +16,7 @@ export interface RunOptions {
     /** The caller's W3C trace headers (HTTP); the invocation gets a new trace otherwise. */
     incomingTrace?: { traceparent?: string; tracestate?: string };
     onInvocationId?: (invocationId: string) => void;
+    retryContext?: InvocationRequest["retryContext"];
 }
 
 /**
@@ -71,6 +72,7 @@ export class FunctionRunner {
             incomingTrace: options.incomingTrace,
             reason: options.reason,
             onInvocationId: options.onInvocationId,
+            retryContext: options.retryContext,
         });
         await this.#writeQueueOutputs(fn, queueOutputs, result.response);
         await storage.writeOutputs(result.response);

@@ -145,6 +145,14 @@ class FunctionsHost {
             timeZone,
             onError: (name, error) => this.logger.error(`Function '${name}' could not be loaded and will not run: ${error.message}`),
         });
+        for (const fn of this.#functions) {
+            if (fn.retry && !fn.timer) {
+                this.logger.warn(
+                    `Function '${fn.name}' has a retry policy, but the Functions runtime applies retry policies only to timer, Kafka, Event Hubs and ` +
+                        `Cosmos DB triggers: a failed ${fn.triggerType} invocation is not retried by it (queue triggers retry through maxDequeueCount).`,
+                );
+            }
+        }
         const functionTimeoutMs = this.config.timeSpan("functionTimeout", 30 * 60_000);
         this.#invoker = new Invoker(registry, this.logger, functionTimeoutMs);
         const encoding = (this.config.string("extensions.queues.messageEncoding") ?? "base64").toLowerCase();

@@ -32,3 +32,25 @@ df.app.client.timer("timerStarter", {
         await client.startNew("helloOrchestration", { instanceId: process.env.HOSTAPP_TIMER_INSTANCE, input: "from-timer" });
     },
 });
+
+/** Fails until its run number reaches `state.flakyTimerSucceedsOnRun`; records each run's retryContext. */
+app.timer("flakyTimer", {
+    schedule: "0 0 0 1 1 *",
+    retry: { strategy: "fixedDelay", maxRetryCount: 2, delayInterval: { seconds: 1 } },
+    handler: (_timer, context) => {
+        state.flakyTimerRuns.push(context.retryContext ?? null);
+        if (state.flakyTimerRuns.length < state.flakyTimerSucceedsOnRun) throw new Error(`flaky timer run ${state.flakyTimerRuns.length}`);
+    },
+});
+
+/** Its retry policy is one the runtime does not apply to HTTP triggers: the host says so at start. */
+app.http("flakyTimerSetup", {
+    route: "flaky-timer/{succeedsOnRun:int}",
+    methods: ["POST"],
+    retry: { strategy: "fixedDelay", maxRetryCount: 1, delayInterval: { seconds: 1 } },
+    handler: (request) => {
+        state.flakyTimerRuns = [];
+        state.flakyTimerSucceedsOnRun = Number(request.params.succeedsOnRun);
+        return { status: 204 };
+    },
+});

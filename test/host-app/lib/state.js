@@ -11,6 +11,8 @@ const state = {
     logHook: [],
     ticks: [],
     manualTimer: 0,
+    flakyTimerRuns: [],
+    flakyTimerSucceedsOnRun: 1,
     queueMessages: [],
     activityRuns: {},
     blocking: {},

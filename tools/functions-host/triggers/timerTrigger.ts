@@ -10,6 +10,8 @@ const MIN_DATE = "0001-01-01T00:00:00";
  * overlapping itself; an occurrence missed while the previous run was still going fires as soon
  * as it ends, with `isPastDue: true`. The input is the host's TimerInfo, which the worker
  * camel-cases into `{ schedule: { adjustForDST }, scheduleStatus: { last, next, lastUpdated }, isPastDue }`.
+ * A failed run is retried under the function's retry policy before the next occurrence, with
+ * `context.retryContext` telling the function which retry it is.
  */
 export class TimerTriggerScheduler {
     #timer: NodeJS.Timeout | undefined;
@@ -17,6 +19,7 @@ export class TimerTriggerScheduler {
     #running: Promise<void> | undefined;
     #last: Date | undefined;
     #next: Date;
+    #lastError: { message: string; stackTrace?: string } | undefined;
 
     constructor(
         private readonly fn: HostFunction,
@@ -74,10 +77,25 @@ export class TimerTriggerScheduler {
             IsPastDue: isPastDue,
         };
         this.#last = new Date();
-        try {
-            await this.runner.run(this.fn, { json: JSON.stringify(timerInfo) }, { reason });
-        } catch {
-            // The invoker already logged the failure; a timer keeps its schedule.
+        const retry = this.fn.retry;
+        for (let retryCount = 0; ; retryCount++) {
+            try {
+                const retryContext = retry ? { retryCount, maxRetryCount: retry.maxRetryCount, ...(this.#lastError ? { exception: this.#lastError } : {}) } : undefined;
+                await this.runner.run(this.fn, { json: JSON.stringify(timerInfo) }, { reason, retryContext });
+                this.#lastError = undefined;
+                return;
+            } catch (error) {
+                // The invoker already logged the failure; a timer keeps its schedule, retrying first under its retry policy.
+                this.#lastError = { message: error instanceof Error ? error.message : String(error), ...(error instanceof Error && error.stack ? { stackTrace: error.stack } : {}) };
+                if (!retry || (retry.maxRetryCount !== -1 && retryCount >= retry.maxRetryCount) || this.#stopped) {
+                    this.#lastError = undefined;
+                    return;
+                }
+                const delay = retry.delayMs(retryCount + 1);
+                this.logger.info(`Timer '${this.fn.name}': retry ${retryCount + 1} of ${retry.maxRetryCount === -1 ? "unlimited" : retry.maxRetryCount} (${retry.strategy}) in ${delay} ms.`);
+                await new Promise((resolve) => setTimeout(resolve, delay));
+                if (this.#stopped) return;
+            }
         }
     }
 }

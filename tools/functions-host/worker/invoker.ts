@@ -14,6 +14,8 @@ export interface InvocationRequest {
     incomingTrace?: { traceparent?: string; tracestate?: string };
     /** Called once the invocation id is known (tests and the HTTP-streaming proxy use it). */
     onInvocationId?: (invocationId: string) => void;
+    /** A retry of a failed invocation under the function's retry policy: `context.retryContext`. */
+    retryContext?: { retryCount: number; maxRetryCount: number; exception?: { message: string; stackTrace?: string; source?: string } };
 }
 
 export interface InvocationResult {
@@ -109,6 +111,7 @@ export class Invoker {
             inputData: request.inputData,
             triggerMetadata: request.triggerMetadata ?? {},
             traceContext: invocationTraceContext(name, request.incomingTrace),
+            ...(request.retryContext ? { retryContext: request.retryContext } : {}),
         };
         const coreCtx: CoreInvocationContext = {
             invocationId,
