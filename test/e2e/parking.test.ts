@@ -25,7 +25,8 @@ describe("recovery end to end: parking, unparking, too many recoveries, reconcil
             const parked = await jobIn(e2e, key, "parked");
             expect(parked.stage).toBe("copy");
             expect(parked.parkReason).toMatch(/1041.*must be 40 characters in length or less, but was 41/);
-            expect(intakeRow(e2e.sim.core.state(), code)?.Status).toBe(`Stalled — ${parked.parkReason}`);
+            // The job row parks first, then ops is told, then the customer's intake row.
+            await waitFor(async () => intakeRow(e2e.sim.core.state(), code)?.Status === `Stalled — ${parked.parkReason}` || undefined, `${code}'s intake row to say Stalled`);
             expect(inspectProduct(e2e.sim.core.state(), code).sheets).toHaveLength(6);
         }
         await waitFor(async () => inbox.alerts.length >= 2 || undefined, "two alerts");
@@ -99,7 +100,7 @@ describe("recovery end to end: parking, unparking, too many recoveries, reconcil
         expect(transitions(e2e, /running → parked \(No progress after 2 recoveries/)).toHaveLength(1);
         await waitFor(async () => inbox.alerts.length >= 1 || undefined, "the alert");
         expect(inbox.alerts[0]).toMatchObject({ jobKey: key, recoveries: 2 });
-        expect(intakeRow(e2e.sim.core.state(), "CON-2201")?.Status).toMatch(/^Stalled — No progress after 2 recoveries/);
+        await waitFor(async () => /^Stalled — No progress after 2 recoveries/.test(String(intakeRow(e2e.sim.core.state(), "CON-2201")?.Status)) || undefined, "the intake row to say Stalled");
         // It does not loop: a parked job is the reaper's no more.
         const reaperRuns = () => e2e.host.logs.filter((line) => /reaper: /.test(line)).length;
         const runsAtPark = reaperRuns();

@@ -202,7 +202,7 @@ describe("provisioning end to end: local Functions host, Azurite, Smartsheet sim
         }, "CON-2201 to be parked");
         expect(parked.stage).toBe("copy");
         expect(parked.parkReason).toMatch(/1041/);
-        expect(intakeRow(e2e.sim.core.state(), "CON-2201")?.Status).toMatch(/^Stalled — .*1041/);
+        await waitFor(async () => /^Stalled — .*1041/.test(String(intakeRow(e2e.sim.core.state(), "CON-2201")?.Status)) || undefined, "the intake row to say Stalled");
         expect(parked.orchestration?.runtimeStatus).toBe("Running");
         const copiedBefore = inspectProduct(e2e.sim.core.state(), "CON-2201").sheets.length;
         expect(copiedBefore).toBeLessThan(7);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { sweepIntake } from "../../src/shared/intake/intakeSweep";
-import type { JobKey } from "../../src/shared/jobs/JobRow";
+import type { JobKey, JobRow } from "../../src/shared/jobs/JobRow";
 import type { SimSheetState, SimState } from "../../tools/smartsheet-sim";
 import { copyTemplateSheet, ensureProductFolder, verifyCopies } from "../../src/shared/provisioning/copyStage";
 import { beginAttempt, enterStage } from "../../src/shared/provisioning/lifecycle";
@@ -208,26 +208,32 @@ describe("a template edited within the second of its analysis", () => {
     let simulatorTime: () => number = Date.now;
     const harness = useProvisioningHarness({ simulator: { clock: () => simulatorTime() } });
 
-    it("regression chaos seed 5 schedule 59: a reference and formula added to a sheet no analysis saw holding any are remapped from the copies", async () => {
-        const { deps, sim } = harness.current;
+    /**
+     * Within one second by both clocks: Suppliers is edited, the sweep analyses the template and
+     * accepts the job, and then Suppliers gains a reference and a formula that uses it.
+     */
+    async function editAnalyseEditInOneSecond(deps: Harness["deps"], sim: Harness["sim"]): Promise<JobRow> {
         const second = Date.now();
+        const appNow = deps.now;
         simulatorTime = () => second;
         try {
             await setLeadTime(deps, sim.core.state(), 14);
-            const appNow = deps.now;
             deps.now = () => new Date(second);
-            try {
-                await sweepIntake(deps);
-            } finally {
-                deps.now = appNow;
-            }
-            const accepted = (await deps.jobs.require(key0(deps))).row;
+            await sweepIntake(deps);
+            deps.now = appNow;
             await addSupplierSpecificationFormula(deps, sim.core.state());
-            expect(blueprintVersion(await listTemplate(deps, sim.core.state()))).toBe(accepted.blueprintVersion);
-            expect(accepted.blueprintSettled).toBe(false);
         } finally {
+            deps.now = appNow;
             simulatorTime = Date.now;
         }
+        return (await deps.jobs.require(key0(deps))).row;
+    }
+
+    it("regression chaos seed 5 schedule 59: a reference and formula added to a sheet no analysis saw holding any are remapped from the copies", async () => {
+        const { deps, sim } = harness.current;
+        const accepted = await editAnalyseEditInOneSecond(deps, sim);
+        expect(blueprintVersion(await listTemplate(deps, sim.core.state()))).toBe(accepted.blueprintVersion);
+        expect(accepted.blueprintSettled).toBe(false);
 
         await runSteps(deps, key0(deps));
 
@@ -245,24 +251,8 @@ describe("a template edited within the second of its analysis", () => {
 
     it("a sweep after the second has passed analyses the template again and stores the settled analysis under the same version", async () => {
         const { deps, sim } = harness.current;
-        const second = Date.now();
-        simulatorTime = () => second;
-        let unsettledVersion: string;
-        try {
-            await setLeadTime(deps, sim.core.state(), 14);
-            const appNow = deps.now;
-            deps.now = () => new Date(second);
-            try {
-                await sweepIntake(deps);
-            } finally {
-                deps.now = appNow;
-            }
-            unsettledVersion = (await deps.jobs.require(key0(deps))).row.blueprintVersion!;
-            expect((await deps.blueprints.get(unsettledVersion))?.settled).toBe(false);
-            await addSupplierSpecificationFormula(deps, sim.core.state());
-        } finally {
-            simulatorTime = Date.now;
-        }
+        const unsettledVersion = (await editAnalyseEditInOneSecond(deps, sim)).blueprintVersion!;
+        expect((await deps.blueprints.get(unsettledVersion))?.settled).toBe(false);
         await new Promise((resolve) => setTimeout(resolve, 2_100)); // a second plus the harness's clock skew
 
         await sweepIntake(deps);
