@@ -73,6 +73,28 @@ describe("signals and reads from clients", () => {
         expect((await call("POST", entityUrl("counter", key, "?op=add"), "{not json", { "content-type": "application/json" })).status).toBe(400);
     });
 
+    it("reads an entity's status as an instance, refuses to purge a live entity, and purges a deleted one's storage (the clean-up the extension offers)", async () => {
+        const key = uniqueName("clean");
+        const instance = (op = "") => `${host.url}${DURABLE}/instances/${encodeURIComponent(`@counter@${key}`)}${op}`;
+        await call("POST", entityUrl("counter", key, "?op=add"), 2);
+        await waitFor("the add", async () => (await counterState(key))?.value === 2);
+        const status = await call("GET", instance());
+        expect(status.status).toBe(202); // the status API's answer for a Running instance
+        expect(status.json()).toMatchObject({ instanceId: `@counter@${key}`, runtimeStatus: "Running" });
+
+        const refused = await call("DELETE", instance());
+        expect(refused.status).toBe(400);
+        expect(refused.json().message).toMatch(/Cannot purge the entity @counter@.* while it exists; delete it first/);
+        expect((await call("POST", instance("/terminate?reason=x"))).status).toBe(400);
+
+        await call("DELETE", entityUrl("counter", key));
+        await waitFor("the delete", async () => (await call("GET", entityUrl("counter", key))).status === 404);
+        const purged = await call("DELETE", instance());
+        expect(purged.status).toBe(200);
+        expect(purged.json()).toEqual({ instancesDeleted: 1 });
+        expect((await call("GET", instance())).status).toBe(404);
+    });
+
     it("keeps entities out of the orchestration instance list", async () => {
         const key = uniqueName("hidden");
         await call("POST", entityUrl("counter", key, "?op=add"), 1);

@@ -10,7 +10,7 @@ import { durableClientBindingData, type DurableClientBindingData } from "./durab
 import { isTerminal, type RuntimeStatus } from "./historyEvent";
 import { HistoryStore, type InstanceRecord } from "./historyStore";
 import { instanceIdProblem } from "./instanceId";
-import { entityRequestMessage, schedulerId, type EntityId } from "./entityMessages";
+import { entityRequestMessage, isEntityInstanceId, schedulerId, type EntityId } from "./entityMessages";
 import { currentSchedulerState, EntityRunner } from "./entityRunner";
 import { controlMessage } from "./messages";
 import { rewindEvent } from "./rewind";
@@ -252,7 +252,9 @@ export class DurableTaskEmulator {
         const record = await this.store.readRecord(instanceId);
         if (!record) return false;
         if (!isTerminal(record.runtimeStatus)) {
-            const message = `Cannot purge the orchestration instance ${instanceId} because it is in the ${record.runtimeStatus} state; only Completed, Failed, Terminated or Canceled instances can be purged.`;
+            const message = isEntityInstanceId(instanceId)
+                ? `Cannot purge the entity ${instanceId} while it exists; delete it first (an operation that calls destructOnExit), then purge its storage.`
+                : `Cannot purge the orchestration instance ${instanceId} because it is in the ${record.runtimeStatus} state; only Completed, Failed, Terminated or Canceled instances can be purged.`;
             this.logger.warn(`Durable: instance '${instanceId}' (${record.name}): ${message}`);
             throw new DurableApiError(400, message);
         }

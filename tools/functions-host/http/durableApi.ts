@@ -3,6 +3,7 @@ import { z } from "zod";
 import { managementPayload } from "../durable/durableClientBinding";
 import { DurableApiError, type DurableTaskEmulator, type OperationResult } from "../durable/durableTaskEmulator";
 import type { RuntimeStatus } from "../durable/historyEvent";
+import { isEntityInstanceId } from "../durable/entityMessages";
 import { instanceIdProblem } from "../durable/instanceId";
 import { readBody, sendEmpty, sendJson, sendServerError } from "./respond";
 
@@ -56,7 +57,9 @@ export async function handleDurableApi(emulator: DurableTaskEmulator, req: Incom
             if (method === "DELETE") return await purgeBy(emulator, res, query);
         }
         if (root === "instances" && id !== undefined) {
-            const problem = instanceIdProblem(id);
+            // An entity is an instance too (`@name@key`): its status can be read and, once deleted, its storage purged.
+            const entityStatusOrPurge = isEntityInstanceId(id) && op === undefined && (method === "GET" || method === "DELETE");
+            const problem = entityStatusOrPurge ? undefined : instanceIdProblem(id);
             if (problem) return sendJson(res, 400, { message: problem });
             if (op === undefined && method === "GET") return await getStatus(emulator, res, url, id, query);
             if (op === undefined && method === "DELETE") {
