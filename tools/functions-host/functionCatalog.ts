@@ -50,22 +50,24 @@ export interface HostFunction {
 const HTTP_METHODS = new Set(["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "TRACE"]);
 
 /**
- * Builds the host's view of every captured registration. A binding type the host does not
- * implement refuses the whole app (one error naming every such function and binding type): it
- * must not load and then silently ignore the binding. A function whose bindings cannot be
- * resolved (e.g. a missing %SETTING%) is reported through `onError` and left out, as the real
- * host puts such a function in an error state and still runs the others.
+ * Builds the host's view of every captured registration. A function whose bindings the host does
+ * not implement, or cannot resolve (e.g. a missing %SETTING%), is reported through `onError`
+ * naming it and each such binding, and left out: it never runs and never has a binding silently
+ * dropped. The real host does the same with a binding type no installed extension registers
+ * (the function is in error, "Error indexing method"), and runs the others.
  */
 export function buildCatalog(
     captured: Iterable<CapturedFunction>,
     settings: AppSettings,
     options: { timeZone?: string; onError: (functionName: string, error: Error) => void },
 ): HostFunction[] {
-    const functions = [...captured];
-    const unsupported = functions.flatMap(unsupportedBindings);
-    if (unsupported.length > 0) throw unsupportedBindingsError(unsupported);
     const result: HostFunction[] = [];
-    for (const fn of functions) {
+    for (const fn of captured) {
+        const unsupported = unsupportedBindings(fn);
+        if (unsupported.length > 0) {
+            options.onError(fn.metadata.name, unsupportedBindingsError(unsupported));
+            continue;
+        }
         try {
             result.push(describe(fn, settings, options.timeZone));
         } catch (error) {

@@ -2,8 +2,8 @@ import type { CapturedFunction } from "../worker/coreApi";
 
 /**
  * Every binding type the local host implements, by direction (types compared
- * case-insensitively, as the host does). Anything else is refused when the app loads: a
- * binding the host cannot fire, feed or write must not be accepted and silently dropped.
+ * case-insensitively, as the host does). A function using anything else is refused when the app
+ * loads: a binding the host cannot fire, feed or write must not be accepted and silently dropped.
  */
 const SUPPORTED: Record<"trigger" | "in" | "out", ReadonlySet<string>> = {
     trigger: new Set(["httptrigger", "timertrigger", "queuetrigger", "orchestrationtrigger", "activitytrigger", "entitytrigger"]),
@@ -35,7 +35,7 @@ export function unsupportedBindings(fn: CapturedFunction): string[] {
 }
 
 export function unsupportedBindingsError(problems: string[]): Error {
-    return new Error(`The app uses bindings the local Functions host does not implement, so it refuses to load it:\n  ${problems.join("\n  ")}\n${WHAT_IS_SUPPORTED}`);
+    return new Error(`It uses bindings the local Functions host does not implement:\n  ${problems.join("\n  ")}\n${WHAT_IS_SUPPORTED}`);
 }
 
 function hasSdkBinding(properties: unknown): boolean {
