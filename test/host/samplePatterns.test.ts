@@ -2,7 +2,7 @@ import path from "node:path";
 import { afterAll, beforeAll, expect, inject, it } from "vitest";
 import { startHost, type RunningHost } from "../../tools/functions-host/index";
 import { uniqueName } from "../helpers/names";
-import { APP_DIR, call, durableApi, historyRows, testLog } from "./support/hostTestClient";
+import { APP_DIR, call, durableApi, fromBase64, historyRows, queue, testLog } from "./support/hostTestClient";
 
 // Patterns of the durable-js samples (callSubOrchestratorWithRetry.js, smsPhoneVerification.js)
 // in an app of our own, started through an HTTP starter as the samples are.
@@ -69,4 +69,13 @@ it("waits for events against one timeout timer yielded again in every round of a
     const status = await api.until(started.id, ["Completed", "Failed"]);
     expect(status.runtimeStatus).toBe("Completed");
     expect(status.output).toEqual({ accepted: true, attempts: 2 });
+});
+
+it("binds an activity's output from the properties of its input, as backupSiteContent.js's backups/{backupPath} needs", async () => {
+    const batch = uniqueName("b").toLowerCase();
+    const { id } = await startThroughStarter("spCopyFiles", { batch, files: ["a.txt", "bb.txt", "ccc.txt"] });
+    const status = await api.until(id, ["Completed", "Failed"]);
+    expect(status).toMatchObject({ runtimeStatus: "Completed", output: 18 });
+    const messages = await queue(connectionString, `sp-copies-${batch}`).receiveMessages({ numberOfMessages: 10 });
+    expect(messages.receivedMessageItems.map((message) => fromBase64(message.messageText)).sort()).toEqual(["copied a.txt", "copied bb.txt", "copied ccc.txt"]);
 });

@@ -55,7 +55,7 @@ export class FunctionRunner {
         for (const bindingName of fn.durableClientBindings) {
             inputData.push({ name: bindingName, data: { json: JSON.stringify(this.durableClientData(fn, bindingName)) } });
         }
-        const triggerMetadata = fn.queueTrigger && typeof trigger?.string === "string" ? withJsonInputProperties(options.triggerMetadata, trigger.string) : options.triggerMetadata;
+        const triggerMetadata = withInputBindingData(fn, trigger, options.triggerMetadata);
         let storage: BoundStorageBindings;
         let queueOutputs: QueueBindingTarget[];
         try {
@@ -112,6 +112,17 @@ export class FunctionRunner {
             this.logger.function("debug", fn.name, undefined, `Wrote ${messages.length} message(s) to queue '${output.queueName}'.`);
         }
     }
+}
+
+/**
+ * The trigger data a JSON object input adds: a queue message's properties (the script host's
+ * ApplyBindingData), an activity's input properties (the Durable extension's activity binding
+ * data), so `backups/{backupPath}` on an activity's blob output resolves from its input.
+ */
+function withInputBindingData(fn: HostFunction, trigger: RpcTypedData | undefined, metadata: Record<string, RpcTypedData> | undefined): Record<string, RpcTypedData> | undefined {
+    if (fn.queueTrigger && typeof trigger?.string === "string") return withJsonInputProperties(metadata, trigger.string);
+    if (fn.triggerType.toLowerCase() === "activitytrigger" && typeof trigger?.json === "string") return withJsonInputProperties(metadata, trigger.json);
+    return metadata;
 }
 
 /** Output queue names with `{...}` expressions resolved from the trigger data (lower-cased, as at load). */

@@ -1,7 +1,7 @@
 "use strict";
 // Orchestration patterns found in published Durable Functions samples, for the local host's
 // conformance tests (test/host/samplePatterns.test.ts).
-const { app } = require("@azure/functions");
+const { app, output } = require("@azure/functions");
 const df = require("durable-functions");
 
 const callsByKey = new Map();
@@ -48,6 +48,22 @@ df.app.orchestration("spChallenge", function* (context) {
     }
     if (!timeout.isCompleted) timeout.cancel();
     return { accepted, attempts };
+});
+
+/** backupSiteContent.js's pattern: an output path bound from the activity's input properties. */
+const copyOut = output.storageQueue({ queueName: "sp-copies-{batch}" });
+df.app.activity("spCopyTo", {
+    extraOutputs: [copyOut],
+    handler: ({ file }, context) => {
+        context.extraOutputs.set(copyOut, `copied ${file}`);
+        return file.length;
+    },
+});
+
+df.app.orchestration("spCopyFiles", function* (context) {
+    const { batch, files } = context.df.getInput();
+    const sizes = yield context.df.Task.all(files.map((file) => context.df.callActivity("spCopyTo", { batch, file })));
+    return sizes.reduce((total, size) => total + size, 0);
 });
 
 app.http("spStart", {
