@@ -284,24 +284,22 @@ async function setLeadTime(deps: Harness["deps"], state: SimState, days: number)
     await deps.smartsheet.updateRows(suppliers.id, [{ id: suppliers.rows[0]!.id, cells: [{ columnId: column(suppliers, "Lead Time (days)"), value: days }] }]);
 }
 
-async function addSupplierSpecificationFormula(deps: Harness["deps"], state: SimState): Promise<void> {
-    const suppliers = templateSheet(state, "Suppliers");
-    const specifications = templateSheet(state, "Specifications");
-    const value = column(specifications, "Value");
-    await deps.smartsheet.createCrossSheetReference(suppliers.id, { name: "Specification Values", sourceSheetId: specifications.id, startColumnId: value, endColumnId: value });
-    await deps.smartsheet.updateRows(suppliers.id, [
-        { id: suppliers.rows[0]!.id, cells: [{ columnId: column(suppliers, "Lead Time (days)"), formula: "=COUNT({Specification Values})" }] },
-    ]);
+/** Suppliers gains a reference to Specifications' Value column and a formula in its first row that uses it. */
+function addSupplierSpecificationFormula(deps: Harness["deps"], state: SimState): Promise<void> {
+    return addSpecificationValuesFormulaTo(deps, state, { sheet: "Suppliers", column: "Lead Time (days)", formula: "=COUNT({Specification Values})" });
 }
 
-async function addSpecificationValuesFormula(deps: Harness["deps"], state: SimState): Promise<void> {
-    const changeLog = templateSheet(state, "Change Log");
+/** Change Log gains a reference to Specifications' Value column and a formula in its first row that uses it. */
+function addSpecificationValuesFormula(deps: Harness["deps"], state: SimState): Promise<void> {
+    return addSpecificationValuesFormulaTo(deps, state, { sheet: "Change Log", column: "Change", formula: "=SUM({Specification Values})" });
+}
+
+async function addSpecificationValuesFormulaTo(deps: Harness["deps"], state: SimState, at: { sheet: string; column: string; formula: string }): Promise<void> {
+    const sheet = templateSheet(state, at.sheet);
     const specifications = templateSheet(state, "Specifications");
     const value = column(specifications, "Value");
-    await deps.smartsheet.createCrossSheetReference(changeLog.id, { name: "Specification Values", sourceSheetId: specifications.id, startColumnId: value, endColumnId: value });
-    await deps.smartsheet.updateRows(changeLog.id, [
-        { id: changeLog.rows[0]!.id, cells: [{ columnId: column(changeLog, "Change"), formula: "=SUM({Specification Values})" }] },
-    ]);
+    await deps.smartsheet.createCrossSheetReference(sheet.id, { name: "Specification Values", sourceSheetId: specifications.id, startColumnId: value, endColumnId: value });
+    await deps.smartsheet.updateRows(sheet.id, [{ id: sheet.rows[0]!.id, cells: [{ columnId: column(sheet, at.column), formula: at.formula }] }]);
 }
 
 async function addFlowRateFormula(deps: Harness["deps"], changeLog: SimSheetState, specifications: SimSheetState): Promise<void> {
