@@ -420,7 +420,8 @@ export class SharedTokenBudget implements RequestBudget {
     }
 
     private fallBack(error: unknown, now: number): void {
-        const delayMs = this.fallback ? Math.min(this.fallback.delayMs * 2, this.windowMs) : this.sliceMs;
+        // First after a twentieth of the window (3 s of a minute, whatever the slices' length), then less and less often.
+        const delayMs = this.fallback ? Math.min(this.fallback.delayMs * 2, this.windowMs) : this.windowMs / 20;
         const first = !this.fallback;
         this.fallback = { retryStorageAt: now + delayMs, delayMs, slice: this.fallback?.slice ?? NaN, used: this.fallback?.used ?? 0 };
         this.row = undefined;
