@@ -36,6 +36,6 @@ describe("a backlog is not a death, end to end", { timeout: 180_000 }, () => {
         for (let n = 1; n <= PRODUCTS; n++) expect(inspectProduct(e2e.sim.core.state(), `BLG-${n}`).sheets).toHaveLength(7);
         expect(copyCalls(e2e)).toBe(7 * PRODUCTS);
         // The calls went through the token's shared budget, which said what share it took in the log.
-        expect(e2e.host.logs.some((line) => /Smartsheet budget of token [0-9a-f]{16}, slices \d+–\d+ of 0\.75 s: leased \d+ in \d+ leases/.test(line))).toBe(true);
+        expect(e2e.host.logs.some((line) => /Smartsheet budget of token [0-9a-f]{16}, slices \d+–\d+ of 0\.375 s: leased \d+ in \d+ leases/.test(line))).toBe(true);
     });
 });

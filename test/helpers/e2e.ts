@@ -53,7 +53,7 @@ export interface E2EOptions {
 export const E2E_TIMING = {
     COPY_SETTLE_SECONDS: "1",
     SMARTSHEET_CALL_TIMEOUT_SECONDS: "5",
-    // Two slices of the shared budget's 60 s window (the start-up check's least).
+    // Four slices of the shared budget's 60 s window (the start-up check asks for at least two, 3 s).
     SMARTSHEET_RATE_LIMIT_RETRY_SECONDS: "6",
     LATE_WRITE_HORIZON_SECONDS: "12",
     MAX_CLOCK_SKEW_SECONDS: "1",

@@ -237,17 +237,18 @@ describe("the reaper's window against the host's functionTimeout", () => {
 
 describe("the rate-limit deadline against the shared budget's slices", () => {
     it("refuses a deadline shorter than two slices of the budget's window, says why and what would do", () => {
-        // The regression: 1.5 s of rate-limit waits against 3 s slices (a 60 s window) refused a burst unsent.
+        // The regression: 1.5 s of rate-limit waits against 3 s slices (a 60 s window) refused a burst unsent. The slices
+        // are 1.5 s now: two of them are still more than 1.5 s.
         expect(problemsOf({ ...valid, SMARTSHEET_RATE_LIMIT_RETRY_SECONDS: "1.5" }).problems).toEqual([
-            "SMARTSHEET_RATE_LIMIT_RETRY_SECONDS: 1.5 s is shorter than two slices of the shared request budget (6 s: " +
-                "SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS 60 s ÷ 20 × 2). The budget hands out requests a slice at a time; a request " +
+            "SMARTSHEET_RATE_LIMIT_RETRY_SECONDS: 1.5 s is shorter than two slices of the shared request budget (3 s: " +
+                "SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS 60 s ÷ 40 × 2). The budget hands out requests a slice at a time; a request " +
                 "that finds its slice spent waits for the next one, and would be refused unsent while the window still has room. " +
-                "Raise it to at least 6 s, or shorten the window.",
+                "Raise it to at least 3 s, or shorten the window.",
         ]);
-        expect(loadConfig({ ...valid, SMARTSHEET_RATE_LIMIT_RETRY_SECONDS: "6" }).SMARTSHEET_RATE_LIMIT_RETRY_SECONDS).toBe(6);
+        expect(loadConfig({ ...valid, SMARTSHEET_RATE_LIMIT_RETRY_SECONDS: "3" }).SMARTSHEET_RATE_LIMIT_RETRY_SECONDS).toBe(3);
         expect(loadConfig({ ...valid, SMARTSHEET_RATE_LIMIT_RETRY_SECONDS: "1.5", SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS: "15" }).SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS).toBe(15);
-        expect(problemsOf({ ...valid, SMARTSHEET_RATE_LIMIT_RETRY_SECONDS: "1", SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS: "15" }).problems).toEqual([
-            expect.stringMatching(/^SMARTSHEET_RATE_LIMIT_RETRY_SECONDS: 1 s is shorter than two slices of the shared request budget \(1\.5 s: /),
+        expect(problemsOf({ ...valid, SMARTSHEET_RATE_LIMIT_RETRY_SECONDS: "5", SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS: "120" }).problems).toEqual([
+            expect.stringMatching(/^SMARTSHEET_RATE_LIMIT_RETRY_SECONDS: 5 s is shorter than two slices of the shared request budget \(6 s: /),
         ]);
     });
 

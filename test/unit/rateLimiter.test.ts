@@ -6,7 +6,7 @@ import {
     type Clock,
     type RequestBudget,
 } from "../../src/shared/smartsheet/RateLimiter";
-import { grantsSeenFrom, SLICES_SHARING_THE_LIMIT, sliceBudget, sliceCap } from "../../src/shared/smartsheet/SharedTokenBudget";
+import { grantsSeenFrom, SLICES_PER_WINDOW, SLICES_SHARING_THE_LIMIT, sliceBudget, sliceCap } from "../../src/shared/smartsheet/SharedTokenBudget";
 
 /** A clock whose sleeps advance time instantly and are recorded. */
 function fakeClock(): Clock & { slept: number[] } {
@@ -174,7 +174,8 @@ describe("RateLimiter with a budget shared across instances", () => {
 });
 
 describe("sliceBudget", () => {
-    it("adds up to exactly the limit over any 22 consecutive slices: all one window can touch with clocks half a slice apart", () => {
+    it("adds up to exactly the limit over any 42 consecutive slices: all one window can touch with clocks half a slice apart", () => {
+        expect(SLICES_SHARING_THE_LIMIT).toBe(42);
         for (const limit of [1, 7, 300, 3000]) {
             for (const first of [0, 5, 591_234_567]) {
                 let sum = 0;
@@ -199,27 +200,44 @@ describe("sliceBudget", () => {
 describe("grantsSeenFrom: a budget row's grants from a slice's point of view", () => {
     const zeros = (n: number) => Array<number>(n).fill(0);
 
+    const ours = { slicesPerWindow: SLICES_PER_WINDOW };
+
     it("shifts the row's grants back by the slices since it was written, and forgets those past the run", () => {
-        const row = { slice: 100, granted: 7, earlier: [3, 0, 5], pausedUntil: 0 };
-        expect(grantsSeenFrom(row, 100, 300)).toEqual({ earlier: [3, 0, 5, ...zeros(18)], inSlice: 7 });
-        expect(grantsSeenFrom(row, 102, 300)).toEqual({ earlier: [0, 7, 3, 0, 5, ...zeros(16)], inSlice: 0 });
-        // Slice 100 is the 21st slice before 121, the last the run of 22 holds; before it, nothing.
-        expect(grantsSeenFrom(row, 121, 300)).toEqual({ earlier: [...zeros(20), 7], inSlice: 0 });
-        expect(grantsSeenFrom(row, 122, 300)).toEqual({ earlier: zeros(21), inSlice: 0 });
+        const row = { slice: 100, granted: 7, earlier: [3, 0, 5], pausedUntil: 0, ...ours };
+        expect(grantsSeenFrom(row, 100, 300)).toEqual({ earlier: [3, 0, 5, ...zeros(38)], inSlice: 7 });
+        expect(grantsSeenFrom(row, 102, 300)).toEqual({ earlier: [0, 7, 3, 0, 5, ...zeros(36)], inSlice: 0 });
+        // Slice 100 is the 41st slice before 141, the last the run of 42 holds; before it, nothing.
+        expect(grantsSeenFrom(row, 141, 300)).toEqual({ earlier: [...zeros(40), 7], inSlice: 0 });
+        expect(grantsSeenFrom(row, 142, 300)).toEqual({ earlier: zeros(41), inSlice: 0 });
     });
 
-    it("reads a row written before the grants were kept as every slice having granted its even share: the old budget exactly", () => {
-        const legacy = { slice: 500, granted: 4, pausedUntil: 0 };
-        const { earlier, inSlice } = grantsSeenFrom(legacy, 500, 300);
+    it("reads a row of its own slicing written without the grants as every slice having granted its even share", () => {
+        const withoutGrants = { slice: 500, granted: 4, pausedUntil: 0, ...ours };
+        const { earlier, inSlice } = grantsSeenFrom(withoutGrants, 500, 300);
         expect(300 - earlier.reduce((sum, n) => sum + n, 0) - inSlice).toBe(sliceBudget(500, 300) - 4);
     });
 
     it("counts all a row ahead of this clock holds as granted just before (a clock gone wrong, taken back)", () => {
-        const ahead = { slice: 900, granted: 20, earlier: [30, 40], pausedUntil: 0 };
-        expect(grantsSeenFrom(ahead, 800, 300)).toEqual({ earlier: [90, ...zeros(20)], inSlice: 0 });
+        const ahead = { slice: 900, granted: 20, earlier: [30, 40], pausedUntil: 0, ...ours };
+        expect(grantsSeenFrom(ahead, 800, 300)).toEqual({ earlier: [90, ...zeros(40)], inSlice: 0 });
     });
 
-    it("caps a slice at a quarter of the limit, and at least one", () => {
-        expect([300, 240, 3000, 7, 1].map(sliceCap)).toEqual([75, 60, 750, 2, 1]);
+    it("counts a row of the twenty-slice version whole until its slice is a run of 42 of ours old (a deployment rolling out)", () => {
+        // Written in its 3 s slice 50, which ends where our 1.5 s slice 102 begins.
+        const twenty = { slice: 50, granted: 9, earlier: [70, 0, 80], pausedUntil: 0 };
+        expect(grantsSeenFrom(twenty, 101, 300)).toEqual({ earlier: [159, ...zeros(40)], inSlice: 0 });
+        // Our run of 42 up to slice 142 begins at slice 101, inside the row's slice: still whole. Up to 143, it begins after it ended.
+        expect(grantsSeenFrom(twenty, 142, 300)).toEqual({ earlier: [159, ...zeros(40)], inSlice: 0 });
+        expect(grantsSeenFrom(twenty, 143, 300)).toEqual({ earlier: zeros(41), inSlice: 0 });
+        // One from before the grants were kept: the whole limit, as long as it is that recent.
+        expect(grantsSeenFrom({ slice: 50, granted: 4, pausedUntil: 0 }, 101, 300)).toEqual({ earlier: [300, ...zeros(40)], inSlice: 0 });
+        // A finer slicing (a later version's): the same, by time. Its slice 204 of 80 ends at our 102.5.
+        const eighty = { slice: 204, granted: 3, earlier: [5], pausedUntil: 0, slicesPerWindow: 80 };
+        expect(grantsSeenFrom(eighty, 143, 300)).toEqual({ earlier: [8, ...zeros(40)], inSlice: 0 });
+        expect(grantsSeenFrom(eighty, 144, 300)).toEqual({ earlier: zeros(41), inSlice: 0 });
+    });
+
+    it("caps a slice at five times the window's even pace (an eighth of the limit in a slice of forty), and at least one", () => {
+        expect([300, 240, 3000, 7, 1].map(sliceCap)).toEqual([38, 30, 375, 1, 1]);
     });
 });

@@ -1,6 +1,6 @@
 import { RestError, type TableClient } from "@azure/data-tables";
 import { z } from "zod";
-import type { BudgetRow, BudgetRows, StoredBudgetRow } from "./SharedTokenBudget";
+import { SLICES_PER_WINDOW, type BudgetRow, type BudgetRows, type StoredBudgetRow } from "./SharedTokenBudget";
 
 const PARTITION = "smartsheet-budget";
 
@@ -15,6 +15,8 @@ const StoredRow = z.object({
         .transform((text) => (text === "" ? [] : text.split(",").map(Number)))
         .optional(),
     pausedUntil: z.iso.datetime().transform((iso) => Date.parse(iso)),
+    // How many slices a window has in the numbering `slice` counts in; absent in a row written with twenty.
+    slicesPerWindow: z.number().int().min(1).optional(),
 });
 
 /**
@@ -30,7 +32,7 @@ export class BudgetTable implements BudgetRows {
             const entity = await this.table.getEntity<Record<string, unknown>>(PARTITION, tokenHash, { abortSignal: signal });
             const parsed = StoredRow.safeParse(entity);
             // A row edited into nonsense is leased over (its ETag is all a write needs): it stops nothing.
-            return parsed.success ? parsed.data : { etag: String(entity.etag), slice: Number.MIN_SAFE_INTEGER, granted: 0, earlier: [], pausedUntil: 0 };
+            return parsed.success ? parsed.data : { etag: String(entity.etag), slice: Number.MIN_SAFE_INTEGER, granted: 0, earlier: [], pausedUntil: 0, slicesPerWindow: SLICES_PER_WINDOW };
         } catch (error) {
             if (statusOf(error) === 404) return undefined;
             throw error;
@@ -69,6 +71,7 @@ function entityOf(tokenHash: string, row: BudgetRow) {
         granted: row.granted,
         ...(row.earlier ? { earlier: row.earlier.join(",") } : {}),
         pausedUntil: new Date(row.pausedUntil).toISOString(),
+        ...(row.slicesPerWindow !== undefined ? { slicesPerWindow: row.slicesPerWindow } : {}),
     };
 }
 

@@ -1,24 +1,33 @@
 import { createHash } from "node:crypto";
 import { systemClock, type BudgetAnswer, type Clock, type RequestBudget } from "./RateLimiter";
 
-/** A window is cut into this many slices; a lease is good only in the slice it was taken for. */
-export const SLICES_PER_WINDOW = 20;
+/**
+ * A window is cut into this many slices; a lease is good only in the slice it was taken for.
+ * Forty: 1.5 s slices of Smartsheet's minute. The limit is spread over SLICES_SHARING_THE_LIMIT
+ * slices, so busy instances together, and a lone one, reach SLICES_PER_WINDOW ÷
+ * SLICES_SHARING_THE_LIMIT of it over time: 40/42 = 0.952 (with twenty slices of 3 s it was
+ * 20/22 = 0.909). The price is the clock difference between instances that the guarantee allows
+ * for: half a slice, 0.75 s with a 60 s window (1.5 s with twenty).
+ */
+export const SLICES_PER_WINDOW = 40;
 /**
  * Any window of `windowMs` touches at most SLICES_PER_WINDOW + 1 slices, and one more when the
- * instances' clocks differ by up to half a slice: no run of this many consecutive slices is
- * granted more than the limit, so that no window can hold more than the limit.
+ * instances' clocks differ by up to half a slice (the other half is room for a granted request's
+ * time on its way to Smartsheet): no run of this many consecutive slices is granted more than the
+ * limit, so that no window can hold more than the limit.
  */
 export const SLICES_SHARING_THE_LIMIT = SLICES_PER_WINDOW + 2;
 /** The slices before the current one whose grants the row keeps: with it, a run of SLICES_SHARING_THE_LIMIT. */
 const EARLIER_SLICES = SLICES_SHARING_THE_LIMIT - 1;
 /**
  * The most of the limit one slice may grant, however much the slices before it left unspent: a
- * burst goes out at up to this many times the even pace rather than all at once, and the whole
- * window is never one instance's prize in one race for the row.
+ * burst goes out at up to five times the even pace of a window (a quarter of the limit per 3 s of
+ * a 60 s window, whatever the slices' length) rather than all at once, and the whole window is
+ * never one instance's prize in one race for the row.
  */
-const SLICE_CAP_SHARE = 1 / 4;
+const SLICE_CAP_SHARE = 5 / SLICES_PER_WINDOW;
 
-/** The most requests one slice may grant: the even share at least, a quarter of the limit at most (rounded up). */
+/** The most requests one slice may grant: the even share at least, five times the window's even pace at most (rounded up). */
 export function sliceCap(limit: number): number {
     return Math.max(1, Math.ceil(limit * SLICE_CAP_SHARE));
 }
@@ -62,6 +71,12 @@ export interface BudgetRow {
     earlier?: number[];
     /** Clock time (ms) until which every instance holds back after a 429; 0 for none. */
     pausedUntil: number;
+    /**
+     * How many slices a window has in the numbering `slice` and `earlier` count in: the
+     * SLICES_PER_WINDOW of the instance that wrote the row. A row without it was written by a
+     * version of the app that cut a window into twenty (see `grantsSeenFrom`).
+     */
+    slicesPerWindow?: number;
 }
 
 export interface StoredBudgetRow extends BudgetRow {
@@ -119,14 +134,37 @@ export function sliceBudget(slice: number, limit: number, sharers = 1): number {
     return Math.floor(((slice + 1) * limit) / slices) - Math.floor((slice * limit) / slices);
 }
 
+/** The slices a window had in rows written before rows said how many (`BudgetRow.slicesPerWindow`). */
+const LEGACY_SLICES_PER_WINDOW = 20;
+
+/** Whether the row's slices are ours: written by an instance that cuts a window into as many slices as this one. */
+export function sameSlicing(row: BudgetRow): boolean {
+    return (row.slicesPerWindow ?? LEGACY_SLICES_PER_WINDOW) === SLICES_PER_WINDOW;
+}
+
 /**
  * The row's grants as seen from `slice`: what each of the EARLIER_SLICES slices before it was
  * granted (the latest first) and what `slice` itself has been. A row whose slice is ahead of
  * `slice` (a clock gone wrong, taken back) counts all it holds as granted just before.
+ *
+ * So does a row written with another number of slices a window (an instance of an older or newer
+ * version, while a deployment rolls out), as long as the slice it was written in ended less than a
+ * run of SLICES_SHARING_THE_LIMIT slices ago, measured in time: what it holds was granted within
+ * its own run, which that ends before ours. A row of that kind from before the grants were kept
+ * counts as the whole limit. Never less than the row held, so two versions at once stay under the
+ * limit (each counts the other's grants whole until they are a window old: slower, never past it).
  */
 export function grantsSeenFrom(row: BudgetRow, slice: number, limit: number): { earlier: number[]; inSlice: number } {
-    const rowEarlier = row.earlier ?? Array.from({ length: EARLIER_SLICES }, (_, back) => sliceBudget(row.slice - 1 - back, limit));
     const earlier = new Array<number>(EARLIER_SLICES).fill(0);
+    if (!sameSlicing(row)) {
+        const rowSlices = row.slicesPerWindow ?? LEGACY_SLICES_PER_WINDOW;
+        // The end of the row's slice, in our slices (fractional).
+        const rowSliceEnds = ((row.slice + 1) * SLICES_PER_WINDOW) / rowSlices;
+        if (!(rowSliceEnds > slice - EARLIER_SLICES)) return { earlier, inSlice: 0 };
+        earlier[0] = row.earlier ? row.granted + row.earlier.reduce((sum, n) => sum + n, 0) : limit;
+        return { earlier, inSlice: 0 };
+    }
+    const rowEarlier = row.earlier ?? Array.from({ length: EARLIER_SLICES }, (_, back) => sliceBudget(row.slice - 1 - back, limit));
     if (row.slice > slice) {
         earlier[0] = row.granted + rowEarlier.reduce((sum, n) => sum + n, 0);
         return { earlier, inSlice: 0 };
@@ -145,7 +183,7 @@ export function grantsSeenFrom(row: BudgetRow, slice: number, limit: number): { 
  * row. Time is cut into slices; an instance leases a few requests of the current slice with a
  * conditional (ETag) write, spends them, and leases again. The row keeps what each of the last
  * slices was granted, and a slice may grant what the slices before it in the same run of
- * SLICES_SHARING_THE_LIMIT left unspent, up to a quarter of the limit (`sliceCap`): a burst after
+ * SLICES_SHARING_THE_LIMIT left unspent, up to an eighth of the limit (`sliceCap`): a burst after
  * a quiet spell is not held to the even pace, and no run, so no window, ever holds more than the
  * limit. One instance leases at most at the cap's pace, so that the others reach the row between
  * its leases. A lease is good only in its slice; what an instance leased and did not send is
@@ -245,7 +283,7 @@ export class SharedTokenBudget implements RequestBudget {
                 if (!row) {
                     const granted = Math.min(want, sliceCap(limit));
                     const created = await this.storage(() =>
-                        this.options.rows.create(this.tokenHash, { slice, granted, earlier: [], pausedUntil: 0 }, signal),
+                        this.options.rows.create(this.tokenHash, { slice, granted, earlier: [], pausedUntil: 0, slicesPerWindow: SLICES_PER_WINDOW }, signal),
                     );
                     if (created) return this.leased(created, slice, granted, granted === sliceCap(limit), 0, granted, now);
                     this.count("conflicts");
@@ -256,14 +294,15 @@ export class SharedTokenBudget implements RequestBudget {
                     this.sharedPauseUntil = Math.max(this.sharedPauseUntil, Math.min(row.pausedUntil, now + this.windowMs));
                     return { granted: false, retryAt: this.sharedPauseUntil };
                 }
-                if (row.slice > slice) {
+                if (sameSlicing(row) && row.slice > slice) {
                     this.row = row;
                     // Another instance's clock is a little ahead of ours: its slice has begun, ours has not.
                     if (row.slice <= slice + MAX_SLICES_AHEAD) return { granted: false, retryAt: this.startOf(row.slice) };
                     this.warnClockAhead(row.slice, slice);
                 }
                 const { earlier, inSlice } = grantsSeenFrom(row, slice, limit);
-                const handedBack = row.slice <= slice ? this.handBack(earlier, slice) : 0;
+                // (A row of another slicing counts what it holds whole: nothing of ours to take off.)
+                const handedBack = sameSlicing(row) && row.slice <= slice ? this.handBack(earlier, slice) : 0;
                 const room = Math.min(limit - sum(earlier), sliceCap(limit)) - inSlice;
                 const granted = Math.min(want, room);
                 if (granted <= 0) {
@@ -273,7 +312,13 @@ export class SharedTokenBudget implements RequestBudget {
                 const replaced = await this.storage(() =>
                     this.options.rows.replace(
                         this.tokenHash,
-                        { slice, granted: inSlice + granted, earlier: withoutTrailingZeros(earlier), pausedUntil: row.pausedUntil },
+                        {
+                            slice,
+                            granted: inSlice + granted,
+                            earlier: withoutTrailingZeros(earlier),
+                            pausedUntil: row.pausedUntil,
+                            slicesPerWindow: SLICES_PER_WINDOW,
+                        },
                         row.etag,
                         signal,
                     ),
@@ -375,7 +420,8 @@ export class SharedTokenBudget implements RequestBudget {
     }
 
     private fallBack(error: unknown, now: number): void {
-        const delayMs = this.fallback ? Math.min(this.fallback.delayMs * 2, this.windowMs) : this.sliceMs;
+        // First after a twentieth of the window (3 s of a minute, whatever the slices' length), then less and less often.
+        const delayMs = this.fallback ? Math.min(this.fallback.delayMs * 2, this.windowMs) : this.windowMs / 20;
         const first = !this.fallback;
         this.fallback = { retryStorageAt: now + delayMs, delayMs, slice: this.fallback?.slice ?? NaN, used: this.fallback?.used ?? 0 };
         this.row = undefined;
@@ -403,7 +449,8 @@ export class SharedTokenBudget implements RequestBudget {
                     ? await this.storage(() =>
                           this.options.rows.replace(
                               this.tokenHash,
-                              { slice: row.slice, granted: row.granted, earlier: row.earlier, pausedUntil: until },
+                              // The row's grants as they are, in the row's own slicing.
+                              { slice: row.slice, granted: row.granted, earlier: row.earlier, pausedUntil: until, slicesPerWindow: row.slicesPerWindow },
                               row.etag,
                               signal,
                           ),
@@ -411,7 +458,7 @@ export class SharedTokenBudget implements RequestBudget {
                     : await this.storage(() =>
                           this.options.rows.create(
                               this.tokenHash,
-                              { slice: Math.floor(now / this.sliceMs), granted: 0, earlier: [], pausedUntil: until },
+                              { slice: Math.floor(now / this.sliceMs), granted: 0, earlier: [], pausedUntil: until, slicesPerWindow: SLICES_PER_WINDOW },
                               signal,
                           ),
                       );
