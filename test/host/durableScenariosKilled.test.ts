@@ -234,10 +234,14 @@ describe("durable features under a killed host", () => {
                 input: () => undefined,
                 ends: "Completed",
                 driver: () => {
+                    // A second after the timer is set: time enough for the kill to land first (else the event ends it before the kill).
+                    let timerSeenAt: number | undefined;
                     let raised = false;
                     return async (api, id, status) => {
                         const timerCreated = (status.historyEvents as { EventType: string }[] | undefined)?.some((event) => event.EventType === "TimerCreated");
                         if (raised || !timerCreated) return;
+                        timerSeenAt ??= Date.now();
+                        if (Date.now() - timerSeenAt < 1_000) return;
                         if ((await api.raise(id, "stop", null)).status === 202) raised = true;
                     };
                 },
