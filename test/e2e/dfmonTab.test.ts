@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { Liquid } from "liquidjs";
 import { describe, expect, it } from "vitest";
-import { useE2E, type E2E } from "../helpers/e2e";
+import { useE2E, waitFor, type E2E } from "../helpers/e2e";
 import { intake, jobIn, startRecoveryE2E } from "../helpers/recoveryKit";
 
 const TEMPLATE = path.resolve(__dirname, "..", "..", "tools", "dfmon", "tab-templates", "Job.provisionProduct.liquid");
@@ -31,8 +31,13 @@ describe("the Durable Functions Monitor tab for a job", { timeout: 120_000 }, ()
         e2e.sim.core.configure({ nameLimit: 40 });
         await e2e.fire("intakeSweep");
         const parked = await jobIn(e2e, key, "parked");
+        // The job row is parked first; the orchestration publishes it in its custom status on its next replay.
+        const model = await waitFor(async () => {
+            const candidate = await dfmonModel(e2e, parked.instanceId);
+            return (candidate.CustomStatus as { state?: string } | undefined)?.state === "parked" ? candidate : undefined;
+        }, `the status of ${parked.instanceId} to show the park`);
 
-        const html = await new Liquid().parseAndRender(readFileSync(TEMPLATE, "utf8"), await dfmonModel(e2e, parked.instanceId));
+        const html = await new Liquid().parseAndRender(readFileSync(TEMPLATE, "utf8"), model);
         expect(html).toContain(`<h3>Job ${key}</h3>`);
         expect(html).toMatch(/<td class="state state-parked">parked<\/td>/);
         expect(html).toMatch(/<th>Stage<\/th><td>copy<\/td>/);
