@@ -6,7 +6,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { uniqueName } from "../helpers/names";
 import { ensureHostBuilt, killAllHosts, killHost, spawnHost, type HostProcess } from "./support/hostProcess";
-import { APP_DIR, call, conformanceSettings, DURABLE, durableApi, sleep, waitFor } from "./support/hostTestClient";
+import { APP_DIR, call, conformanceSettings, DURABLE, durableApi, sleep, waitFor, type Reply } from "./support/hostTestClient";
 
 /**
  * The Durable conformance scenarios, each run twice: once straight through, and once with the
@@ -30,8 +30,29 @@ interface Status {
     historyEvents?: unknown[];
 }
 
+type DurableApi = ReturnType<typeof durableApi>;
+
 /** What a scenario may do while its instance runs (raise events, suspend, rewind), against whichever host is up. */
-type Driver = (api: ReturnType<typeof durableApi>, id: string, status: Status) => Promise<void>;
+type Driver = (api: DurableApi, id: string, status: Status) => Promise<void>;
+
+/**
+ * Holds a driver's actions back until the host has been killed under its instance: an event or
+ * operation that would end the run can then never come before the kill. What the driver tried
+ * meanwhile is answered as refused (status 0), so it tries again once the gate opens.
+ */
+class KillGate {
+    opened = false;
+    /** The driver tried to act: the run has gone as far as it can without the driver. */
+    held = false;
+    api(api: DurableApi): DurableApi {
+        if (this.opened) return api;
+        const hold = async (): Promise<Reply> => {
+            this.held = true;
+            return { status: 0, headers: new Headers(), text: "", json: () => JSON.parse("null") };
+        };
+        return { ...api, raise: hold, op: hold };
+    }
+}
 
 interface Scenario {
     name: string;
@@ -52,7 +73,15 @@ interface App {
 }
 
 let host: HostProcess | undefined;
+/** Every host this file started, killed or not: a failure shows what each logged of its instance. */
+const hostsStarted: HostProcess[] = [];
 const currentApi = () => durableApi(host!.url);
+
+async function startHost(dir: string, env: Record<string, string>): Promise<HostProcess> {
+    const started = await spawnHost(dir, env);
+    hostsStarted.push(started);
+    return started;
+}
 
 async function statusOf(id: string): Promise<Status | undefined> {
     try {
@@ -64,25 +93,42 @@ async function statusOf(id: string): Promise<Status | undefined> {
 }
 
 /** Polls the instance on whichever host is up, driving it, until it is terminal. */
-async function follow(scenario: Scenario, id: string, timeoutMs = 60_000): Promise<Status> {
+async function follow(scenario: Scenario, id: string, gate?: KillGate, timeoutMs = 60_000): Promise<Status> {
     const drive = scenario.driver?.();
     const deadline = Date.now() + timeoutMs;
+    const driven: string[] = [];
+    /** The host's API, gated, with what the driver sent and what it was answered kept for a failure's message. */
+    const driverApi = (): DurableApi => {
+        const api = gate ? gate.api(currentApi()) : currentApi();
+        const noted =
+            <A extends unknown[]>(what: string, send: (...args: A) => Promise<Reply>) =>
+            async (...args: A) => {
+                const reply = await send(...args).catch((error: Error) => ({ status: -1, text: error.message }) as Reply);
+                driven.push(`${new Date().toISOString()} ${what} ${JSON.stringify(args.slice(1))} → ${reply.status} ${reply.text.slice(0, 120)}`);
+                return reply;
+            };
+        return { ...api, raise: noted("raise", api.raise), op: noted("op", api.op) };
+    };
     for (;;) {
         const status = await statusOf(id);
         if (status && TERMINAL.includes(status.runtimeStatus) && status.runtimeStatus === scenario.ends) return status;
-        if (status && drive) await drive(currentApi(), id, status).catch(() => undefined);
+        if (status && drive) await drive(driverApi(), id, status).catch(() => undefined);
         const endedElsewhere = status !== undefined && TERMINAL.includes(status.runtimeStatus) && !scenario.passesThrough?.includes(status.runtimeStatus);
         if (Date.now() > deadline || endedElsewhere) {
             const history = (status?.historyEvents as { EventType: string; Name?: string; EventId?: number; TaskScheduledId?: number; Timestamp?: string }[] | undefined) ?? [];
             const lines = history.map((event) => `${event.Timestamp} ${event.EventType} ${event.Name ?? ""} ${event.EventId ?? ""} ${event.TaskScheduledId ?? ""}`);
-            throw new Error(`${scenario.name}: instance ${id} did not end ${scenario.ends} but ${status?.runtimeStatus}: ${JSON.stringify(status?.output)?.slice(0, 300)}\n${lines.join("\n")}`);
+            const logged = hostsStarted.flatMap((started, n) => started.output().split("\n").filter((line) => line.includes(id)).map((line) => `host ${n}: ${line}`));
+            throw new Error(
+                `${scenario.name}: instance ${id} did not end ${scenario.ends} but ${status?.runtimeStatus}: ${JSON.stringify(status?.output)?.slice(0, 300)}\n` +
+                    `${lines.join("\n")}\nwhat the driver sent:\n${driven.join("\n")}\nwhat the hosts logged of it:\n${logged.join("\n")}`,
+            );
         }
         await sleep(40);
     }
 }
 
 async function runStraight(app: App): Promise<Map<Scenario, number>> {
-    host = await spawnHost(app.dir, app.env());
+    host = await startHost(app.dir, app.env());
     const lengths = new Map<Scenario, number>();
     await Promise.all(
         app.scenarios.map(async (scenario) => {
@@ -100,22 +146,24 @@ async function runStraight(app: App): Promise<Map<Scenario, number>> {
 /** Returns the scenarios whose instance was still running when the host was killed under it. */
 async function runKilled(app: App, lengths: Map<Scenario, number>): Promise<string[]> {
     const env = app.env();
-    host = await spawnHost(app.dir, env);
+    host = await startHost(app.dir, env);
     const finishing: Promise<void>[] = [];
     const midRun: string[] = [];
     for (const scenario of app.scenarios) {
         const id = uniqueName(`killed-${scenario.orchestrator}`);
         expect((await currentApi().start(scenario.orchestrator, id, scenario.input(id))).status).toBe(202);
         const half = Math.max(1, Math.floor(lengths.get(scenario)! / 2));
-        const followed = follow(scenario, id);
+        const gate = new KillGate();
+        const followed = follow(scenario, id, gate);
         finishing.push(followed.then((status) => scenario.check(status, id)));
-        const seen = await waitFor(`${scenario.name}: the history to pass ${half} events`, async () => {
+        const seen = await waitFor(`${scenario.name}: the history to pass ${half} events or the driver to be held`, async () => {
             const status = await statusOf(id);
-            return (status?.historyEvents?.length ?? 0) >= half ? status : undefined;
+            return (status?.historyEvents?.length ?? 0) >= half || gate.held ? status : undefined;
         }, 30_000, 20);
         await killHost(host);
         if (!TERMINAL.includes(seen!.runtimeStatus) || scenario.passesThrough?.includes(seen!.runtimeStatus)) midRun.push(scenario.name);
-        host = await spawnHost(app.dir, env);
+        host = await startHost(app.dir, env);
+        gate.opened = true;
     }
     await Promise.all(finishing);
     return midRun;
@@ -192,12 +240,22 @@ describe("durable features under a killed host", () => {
                 input: () => undefined,
                 ends: "Completed",
                 driver: () => {
+                    // The steps advance on what the status shows: a request whose answer was lost (its host was
+                    // killed under it) may still have landed, and a second suspend could land after the resume.
                     let step: "suspend" | "resume" | "raise" | "done" = "suspend";
+                    let sentAt = 0;
+                    const send = async (request: () => Promise<Reply>) => {
+                        if (Date.now() - sentAt < 10_000) return;
+                        const reply = await request().catch((error: Error) => ({ status: -1, text: error.message }) as Reply);
+                        if (reply.status === 202 || reply.status === -1) sentAt = Date.now();
+                    };
                     return async (api, id, status) => {
+                        if (step === "suspend" && status.runtimeStatus === "Suspended") [step, sentAt] = ["resume", 0];
+                        if (step === "resume" && status.runtimeStatus === "Running") [step, sentAt] = ["raise", 0];
                         if (step === "suspend" && status.runtimeStatus === "Running" && status.customStatus === "waiting") {
-                            if ((await api.op(id, "suspend")).status === 202) step = "resume";
+                            await send(() => api.op(id, "suspend"));
                         } else if (step === "resume" && status.runtimeStatus === "Suspended") {
-                            if ((await api.op(id, "resume")).status === 202) step = "raise";
+                            await send(() => api.op(id, "resume"));
                         } else if (step === "raise" && status.runtimeStatus === "Running") {
                             if ((await api.raise(id, "go", "after resume")).status === 202) step = "done";
                         }
@@ -216,13 +274,9 @@ describe("durable features under a killed host", () => {
                 input: (id) => id,
                 ends: "Terminated",
                 driver: () => {
-                    // A second after the activity started: time enough for the kill to land first.
-                    let startedAt: number | undefined;
                     let terminated = false;
                     return async (api, id) => {
                         if (terminated || runsOf(`blocking-${id}`) === 0) return;
-                        startedAt ??= Date.now();
-                        if (Date.now() - startedAt < 1_000) return;
                         if ((await api.op(id, "terminate")).status === 202) terminated = true;
                     };
                 },
@@ -234,14 +288,10 @@ describe("durable features under a killed host", () => {
                 input: () => undefined,
                 ends: "Completed",
                 driver: () => {
-                    // A second after the timer is set: time enough for the kill to land first (else the event ends it before the kill).
-                    let timerSeenAt: number | undefined;
                     let raised = false;
                     return async (api, id, status) => {
                         const timerCreated = (status.historyEvents as { EventType: string }[] | undefined)?.some((event) => event.EventType === "TimerCreated");
                         if (raised || !timerCreated) return;
-                        timerSeenAt ??= Date.now();
-                        if (Date.now() - timerSeenAt < 1_000) return;
                         if ((await api.raise(id, "stop", null)).status === 202) raised = true;
                     };
                 },
@@ -342,11 +392,10 @@ describe("rewind, callHttp and versions under a killed host", () => {
                 passesThrough: ["Failed"],
                 driver: () => {
                     let rewound = false;
-                    return async (_api, id, status) => {
+                    return async (api, id, status) => {
                         if (rewound || status.runtimeStatus !== "Failed") return;
                         writeFileSync(path.join(stateDir, `${id}.ok`), "");
-                        const reply = await call("POST", `${host!.url}${DURABLE}/instances/${encodeURIComponent(id)}/rewind?reason=test`);
-                        if (reply.status === 202) rewound = true;
+                        if ((await api.op(id, "rewind")).status === 202) rewound = true;
                     };
                 },
                 check: (status) => {

@@ -65,7 +65,7 @@ export function durableApi(baseUrl: string) {
         start: (name: string, id?: string, input?: unknown) => call("POST", `${baseUrl}${DURABLE}/orchestrators/${name}${id ? `/${encodeURIComponent(id)}` : ""}`, input === undefined ? "" : JSON.stringify(input)),
         status: (id: string, query = "") => call("GET", `${baseUrl}${DURABLE}/instances/${encodeURIComponent(id)}${query}`),
         raise: (id: string, event: string, data: unknown) => call("POST", `${baseUrl}${DURABLE}/instances/${encodeURIComponent(id)}/raiseEvent/${event}`, JSON.stringify(data)),
-        op: (id: string, op: "terminate" | "suspend" | "resume", reason = "test") => call("POST", `${baseUrl}${DURABLE}/instances/${encodeURIComponent(id)}/${op}?reason=${encodeURIComponent(reason)}`),
+        op: (id: string, op: "terminate" | "suspend" | "resume" | "rewind", reason = "test") => call("POST", `${baseUrl}${DURABLE}/instances/${encodeURIComponent(id)}/${op}?reason=${encodeURIComponent(reason)}`),
         purge: (id: string) => call("DELETE", `${baseUrl}${DURABLE}/instances/${encodeURIComponent(id)}`),
         list: (query: string, token?: string) => call("GET", `${baseUrl}${DURABLE}/instances/${query}`, undefined, token ? { "x-ms-continuation-token": token } : {}),
         /** Waits until the instance reaches one of `statuses`; returns its status JSON. */
