@@ -97,6 +97,8 @@ describe("recovery end to end: parking, unparking, too many recoveries, reconcil
         expect(parked).toMatchObject({ recoveries: 2, attempt: 4 });
         expect(parked.parkReason).toMatch(/^No progress after 2 recoveries: .*ended Failed/);
         expect(transitions(e2e, /recovery [12]\/2/)).toHaveLength(2);
+        // The reaper parks the row, then reads it once more to tell ops: the line comes a moment after.
+        await waitFor(async () => transitions(e2e, /running → parked \(No progress after 2 recoveries/).length > 0 || undefined, "the park line");
         expect(transitions(e2e, /running → parked \(No progress after 2 recoveries/)).toHaveLength(1);
         await waitFor(async () => inbox.alerts.length >= 1 || undefined, "the alert");
         expect(inbox.alerts[0]).toMatchObject({ jobKey: key, recoveries: 2 });

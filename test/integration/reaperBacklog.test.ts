@@ -141,4 +141,40 @@ describe("never silent: the reaper retries park alerts that did not go through",
             await new Promise((resolve) => server.close(resolve));
         }
     });
+    it("regression parking.test two alerts: leaves a park whose first alert may still be on its way to its worker, and sends it itself once that worker cannot be at it", async () => {
+        const received: string[] = [];
+        const server = createServer((request, response) => {
+            let body = "";
+            request.on("data", (chunk: Buffer) => (body += chunk.toString()));
+            request.on("end", () => {
+                received.push(body);
+                response.writeHead(204).end();
+            });
+        });
+        await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+        try {
+            const { port } = server.address() as { port: number };
+            const base = harness.current.deps;
+            const deps = { ...base, alerts: new WebhookAlertChannel(`http://127.0.0.1:${port}/hook`) };
+            await sweepIntake(deps);
+            const key = deps.enqueued[0]!;
+            // Parked a moment ago by a worker that has not told ops yet (or died before it could).
+            const parkedNow = { state: "parked" as const, stage: "copy" as const, parkReason: "Smartsheet refused the name", parkedAt: ago(1_000), lastProgressAt: ago(1_000) };
+            await deps.jobs.update(key, (row) => ({ ...row, ...parkedNow }), { from: ["queued"] });
+
+            await reap(deps);
+            expect(received).toEqual([]);
+            expect((await deps.jobs.require(key)).row).toMatchObject({ state: "parked", parkAlerted: false, parkAlertAttempts: 0 });
+
+            await deps.jobs.update(key, (row) => ({ ...row, parkedAt: ago(WINDOW_MS + 1_000), lastProgressAt: ago(WINDOW_MS + 1_000) }), { from: ["parked"] });
+            await reap(deps);
+            expect(received).toHaveLength(1);
+            expect(JSON.parse(received[0]!)).toMatchObject({ event: "job.parked", jobKey: formatJobKey(key), reason: "Smartsheet refused the name" });
+            expect((await deps.jobs.require(key)).row).toMatchObject({ parkAlerted: true, parkAlertAttempts: 1 });
+            await reap(deps);
+            expect(received).toHaveLength(1);
+        } finally {
+            await new Promise((resolve) => server.close(resolve));
+        }
+    });
 });

@@ -85,7 +85,7 @@ async function lastRateLimitAt(stack: ScheduleStack): Promise<number | undefined
 
 /**
  * Fires the sweep and the reaper a few times, then waits until every job is at rest (done,
- * rejected or parked), every request that should have a job has one, late writes have landed
+ * rejected, or parked and alerted), every request that should have a job has one, late writes have landed
  * and Smartsheet has been quiet for a while — or the deadline passes (the auditor then finds
  * what is still open).
  */
@@ -108,9 +108,10 @@ async function comeToRest(context: ScheduleContext, lateWritesBy: number): Promi
             lastCallCount = calls;
             quietSince = Date.now();
         }
-        const rows: Array<{ rowKey?: string; state?: unknown }> = [];
+        const rows: Array<{ rowKey?: string; state?: unknown; parkAlerted?: unknown }> = [];
         for await (const entity of jobs.listEntities({ queryOptions: { filter: "kind eq 'job'" } })) rows.push(entity);
-        const atRest = rows.every((row) => row.state === "done" || row.state === "rejected" || row.state === "parked");
+        // A parked job is at rest once ops has been told (by its worker, or by the reaper after the worker's window).
+        const atRest = rows.every((row) => row.state === "done" || row.state === "rejected" || (row.state === "parked" && row.parkAlerted === true));
         const withJob = new Set(rows.map((row) => Number(row.rowKey)));
         const waiting = context.rowIds.filter((rowId) => !withJob.has(rowId) && !context.deletedRows.has(rowId) && !context.withdrawnRows.has(rowId));
         const sweptEnough = sweepsForWaiting >= SWEEPS_FOR_A_WAITING_REQUEST;

@@ -111,7 +111,11 @@ async function reapSite(deps: RecoveryDeps, site: Site, index: Listing<IndexEntr
         if (!stored) continue;
         const row = stored.row;
         if (row.state === "parked" && !row.parkAlerted) {
-            await tellOpsOfParking(deps, key, `park alert, try ${row.parkAlertAttempts + 1}: ${transitionLine(key, "running", "parked", row.parkReason ?? "parked")}`);
+            // Whoever parked it tells ops right after; the reaper tries once that try failed, or once its worker cannot still be at it.
+            const firstTryMayRun = row.parkAlertAttempts === 0 && clock.now - Date.parse(row.parkedAt ?? row.lastProgressAt) <= clock.windowMs;
+            if (!firstTryMayRun) {
+                await tellOpsOfParking(deps, key, `park alert, try ${row.parkAlertAttempts + 1}: ${transitionLine(key, "running", "parked", row.parkReason ?? "parked")}`);
+            }
             continue;
         }
         if (!isStale(row)) continue;
