@@ -381,6 +381,27 @@ describe("one Smartsheet budget per token, shared by every instance through the 
         await expect(other.limiter.acquire(until - 1_000)).rejects.toBeInstanceOf(RateLimitWaitTooLongError);
     });
 
+    it("warns when another instance's clock is ahead by more than the half slice the budget allows for, and not within it", async () => {
+        const cases = [
+            { skewMs: 300, warning: undefined },
+            { skewMs: 1_000, warning: /clock is at least 0\.9\d s ahead .* within 0\.75 s, so Smartsheet may answer 429\. Check/ },
+            { skewMs: 5_000, warning: /clock is at least 4\.9\d s ahead .* Taking the row back to this clock's slice\./ },
+        ];
+        for (const { skewMs, warning } of cases) {
+            const clock = virtualClock();
+            const token = `token-${uniqueName("skew")}`;
+            const aheadClock = { now: () => clock.now() + skewMs, sleep: (ms: number) => clock.sleep(ms) };
+            const [ahead, behind] = [instance(clock, token, { clock: aheadClock }), instance(clock, token)];
+            // The instance ahead is just into slice 11 when it leases; the one behind is still in an earlier one.
+            clock.set(11 * SLICE_MS - skewMs + 50);
+            expect(await ahead.budget.take(1, Infinity)).toEqual({ granted: true });
+            const answer = await behind.budget.take(1, Infinity);
+            if (skewMs < 3 * SLICE_MS) expect(answer, `${skewMs} ms`).toEqual({ granted: false, retryAt: 11 * SLICE_MS });
+            const warnings = behind.lines.filter((line) => line.level === "warn").map((line) => line.message);
+            expect(warnings, `${skewMs} ms`).toEqual(warning ? [expect.stringMatching(warning)] : []);
+        }
+    });
+
     it("falls back to a conservative share of its own, and says so, when storage cannot be reached", async () => {
         const closedPort = await new Promise<number>((resolve) => {
             const server = createServer().listen(0, "127.0.0.1", () => {

@@ -296,9 +296,11 @@ export class SharedTokenBudget implements RequestBudget {
                 }
                 if (sameSlicing(row) && row.slice > slice) {
                     this.row = row;
-                    // Another instance's clock is a little ahead of ours: its slice has begun, ours has not.
-                    if (row.slice <= slice + MAX_SLICES_AHEAD) return { granted: false, retryAt: this.startOf(row.slice) };
-                    this.warnClockAhead(row.slice, slice);
+                    // Another instance's clock is ahead of ours: its slice had begun when it wrote the row, before this moment.
+                    const aheadAtLeastMs = this.startOf(row.slice) - this.clock.now();
+                    const clockGoneWrong = row.slice > slice + MAX_SLICES_AHEAD;
+                    if (aheadAtLeastMs > this.sliceMs / 2 || clockGoneWrong) this.warnClockAhead(aheadAtLeastMs, clockGoneWrong);
+                    if (!clockGoneWrong) return { granted: false, retryAt: this.startOf(row.slice) };
                 }
                 const { earlier, inSlice } = grantsSeenFrom(row, slice, limit);
                 // (A row of another slicing counts what it holds whole: nothing of ours to take off.)
@@ -473,14 +475,15 @@ export class SharedTokenBudget implements RequestBudget {
         }
     }
 
-    private warnClockAhead(rowSlice: number, slice: number): void {
+    private warnClockAhead(aheadAtLeastMs: number, takingRowBack: boolean): void {
         if (this.period.clockWarned) return;
         this.period.clockWarned = true;
         this.options.log?.(
             "warn",
-            `Smartsheet budget of token ${this.tokenHash}: the shared row is at a slice ${Math.round(((rowSlice - slice) * this.sliceMs) / 1000)} s ` +
-                `ahead of this instance's clock; an instance's clock is wrong (the budget holds only while clocks agree to within ` +
-                `${this.sliceMs / 2000} s). Taking the row back to this clock's slice; check the instances' time synchronisation.`,
+            `Smartsheet budget of token ${this.tokenHash}: another instance's clock is at least ${(aheadAtLeastMs / 1000).toFixed(2)} s ahead of ` +
+                `this instance's (its slice of the shared row had begun); the budget keeps every window within the limit only while ` +
+                `the instances' clocks agree to within ${this.sliceMs / 2000} s, so Smartsheet may answer 429. ` +
+                `${takingRowBack ? "Taking the row back to this clock's slice. " : ""}Check the instances' time synchronisation.`,
         );
     }
 
