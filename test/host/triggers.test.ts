@@ -244,13 +244,16 @@ describe("functionTimeout (AzureFunctionsJobHost__functionTimeout=00:00:02)", ()
 
 describe("hooks and shutdown", () => {
     it("ran appStart once before triggers, and pre/post invocation hooks around every invocation", async () => {
-        const state = await probe(host.url);
+        // Invocations abandoned by the timeout tests run their post hooks when they finish; the probe's own
+        // post hook runs before its JSON body is made, as under the Node library.
+        const state = await waitFor("every invocation begun to have run its post hook", async () => {
+            const seen = await probe(host.url);
+            return seen.postInvocations === seen.preInvocations ? seen : undefined;
+        });
         const appStarts = state.hooks.filter((h: any) => h.name === "appStart");
         expect(appStarts).toHaveLength(1);
         expect(appStarts[0].at).toBeLessThanOrEqual(state.ticks[0].at);
         expect(state.preInvocations).toBeGreaterThan(5);
-        // The probe call itself is between its pre and post hooks when the state is read.
-        expect(state.postInvocations).toBe(state.preInvocations - 1);
     });
 
     it("stop() waits, calls appTerminate and closes the server", async () => {

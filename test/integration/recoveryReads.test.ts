@@ -99,7 +99,7 @@ describe("recovery reads little", () => {
         { timeout: 60_000 },
         async () => {
             const { deps, sim } = harness.current;
-            const timing: ProvisioningDeps["timing"] = { ...deps.timing, claimTtlMs: 1_500, claimPollMs: 20, lateWriteHorizonMs: 1_600 };
+            const timing: ProvisioningDeps["timing"] = { ...deps.timing, claimTtlMs: 3_000, claimPollMs: 20, lateWriteHorizonMs: 3_200 };
             const freshProcess = (): ProvisioningDeps => ({ ...deps, timing, listings: new SharedListings(() => Date.now()) });
             await sweepSite(deps, harness.current.site);
             const key = deps.enqueued[0]!;
@@ -110,7 +110,8 @@ describe("recovery reads little", () => {
             expect(templates).toHaveLength(7);
 
             // The copies start 50 ms apart (more than a poll), and all are sent before the first is answered; then the host dies.
-            sim.core.configure({ latencyMs: { copySheet: 600 } });
+            // (Slow enough that a loaded machine's claims, contended on one row, all go out before the first answer.)
+            sim.core.configure({ latencyMs: { copySheet: 1_200 } });
             sim.core.resetCalls();
             const dying = diesAfterCall(freshProcess(), 1, () => sim.core.calls().log.length);
             const died = await Promise.allSettled(

@@ -73,8 +73,8 @@ describe("recovery sends no write twice", () => {
         const templates = begun.outcome === "done" ? begun.job.templates : [];
         expect(templates).toHaveLength(7);
 
-        // Every copy is claimed before the first is answered; then the host dies.
-        sim.core.configure({ latencyMs: { copySheet: 300 } });
+        // Every copy is claimed before the first is answered (seven claims contend for one row: slow copies leave them time); then the host dies.
+        sim.core.configure({ latencyMs: { copySheet: 1_500 } });
         sim.core.resetCalls();
         const dying = diesAfterWrite(quick, 1, () => sim.core.calls().log.filter(isWrite).length);
         const died = await Promise.allSettled(templates.map((template) => copyTemplateSheet(dying, { ...step, template })));

@@ -19,7 +19,6 @@ export class TimerTriggerScheduler {
     #running: Promise<void> | undefined;
     #last: Date | undefined;
     #next: Date;
-    #lastError: { message: string; stackTrace?: string } | undefined;
 
     constructor(
         private readonly fn: HostFunction,
@@ -78,19 +77,16 @@ export class TimerTriggerScheduler {
         };
         this.#last = new Date();
         const retry = this.fn.retry;
+        let previousError: { message: string; stackTrace?: string } | undefined;
         for (let retryCount = 0; ; retryCount++) {
             try {
-                const retryContext = retry ? { retryCount, maxRetryCount: retry.maxRetryCount, ...(this.#lastError ? { exception: this.#lastError } : {}) } : undefined;
+                const retryContext = retry ? { retryCount, maxRetryCount: retry.maxRetryCount, ...(previousError ? { exception: previousError } : {}) } : undefined;
                 await this.runner.run(this.fn, { json: JSON.stringify(timerInfo) }, { reason, retryContext });
-                this.#lastError = undefined;
                 return;
             } catch (error) {
                 // The invoker already logged the failure; a timer keeps its schedule, retrying first under its retry policy.
-                this.#lastError = { message: error instanceof Error ? error.message : String(error), ...(error instanceof Error && error.stack ? { stackTrace: error.stack } : {}) };
-                if (!retry || (retry.maxRetryCount !== -1 && retryCount >= retry.maxRetryCount) || this.#stopped) {
-                    this.#lastError = undefined;
-                    return;
-                }
+                previousError = { message: error instanceof Error ? error.message : String(error), ...(error instanceof Error && error.stack ? { stackTrace: error.stack } : {}) };
+                if (!retry || (retry.maxRetryCount !== -1 && retryCount >= retry.maxRetryCount) || this.#stopped) return;
                 const delay = retry.delayMs(retryCount + 1);
                 this.logger.info(`Timer '${this.fn.name}': retry ${retryCount + 1} of ${retry.maxRetryCount === -1 ? "unlimited" : retry.maxRetryCount} (${retry.strategy}) in ${delay} ms.`);
                 await new Promise((resolve) => setTimeout(resolve, delay));
