@@ -1,17 +1,8 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { startHost, type RunningHost } from "../../tools/functions-host/index";
+import { describe, expect, it } from "vitest";
 import { APP_DIR, call, conformanceSettings, DURABLE } from "./support/hostTestClient";
+import { useInProcessHost } from "./support/inProcessHost";
 
-const settings = conformanceSettings(inject("azuriteConnectionString"), { FUNCTIONS_MASTER_KEY: "guard-master-key" });
-let host: RunningHost;
-
-beforeAll(async () => {
-    host = await startHost({ appDir: APP_DIR, port: 0, settings, pollIntervalMs: 200, log: () => undefined });
-});
-
-afterAll(async () => {
-    await host?.stop();
-});
+const host = useInProcessHost(APP_DIR, ({ connectionString }) => conformanceSettings(connectionString, { FUNCTIONS_MASTER_KEY: "guard-master-key" }), { pollIntervalMs: 200, log: () => undefined });
 
 describe("the loopback-only admin and durable APIs against a web page in the developer's browser", () => {
     it("serves a program on this machine without a key", async () => {

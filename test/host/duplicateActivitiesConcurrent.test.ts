@@ -1,19 +1,12 @@
-import { afterAll, beforeAll, expect, inject, it } from "vitest";
-import { startHost, type RunningHost } from "../../tools/functions-host/index";
+import { expect, it } from "vitest";
 import { uniqueName } from "../helpers/names";
 import { APP_DIR, conformanceSettings, durableApi, probe, sleep, testLog } from "./support/hostTestClient";
+import { useInProcessHost } from "./support/inProcessHost";
 
-const connectionString = inject("azuriteConnectionString");
-let host: RunningHost;
-
-beforeAll(async () => {
-    // Set through the app setting this time, not HostOptions.duplicateActivities.
-    const settings = conformanceSettings(connectionString, { LOCALHOST_DUPLICATE_ACTIVITIES: "concurrent" });
-    host = await startHost({ appDir: APP_DIR, port: 0, settings, pollIntervalMs: 200, log: testLog("duplicates-concurrent") });
-});
-
-afterAll(async () => {
-    await host?.stop();
+// Set through the app setting this time, not HostOptions.duplicateActivities.
+const host = useInProcessHost(APP_DIR, ({ connectionString }) => conformanceSettings(connectionString, { LOCALHOST_DUPLICATE_ACTIVITIES: "concurrent" }), {
+    pollIntervalMs: 200,
+    log: testLog("duplicates-concurrent"),
 });
 
 it("duplicateActivities=concurrent starts every activity twice at once and reports the first to finish", async () => {

@@ -1,18 +1,9 @@
-import { afterAll, beforeAll, expect, inject, it } from "vitest";
-import { startHost, type RunningHost } from "../../tools/functions-host/index";
+import { expect, it } from "vitest";
 import { uniqueName } from "../helpers/names";
 import { APP_DIR, conformanceSettings, durableApi, probe, testLog } from "./support/hostTestClient";
+import { useInProcessHost } from "./support/inProcessHost";
 
-const connectionString = inject("azuriteConnectionString");
-let host: RunningHost;
-
-beforeAll(async () => {
-    host = await startHost({ appDir: APP_DIR, port: 0, settings: conformanceSettings(connectionString), duplicateActivities: "sequential", pollIntervalMs: 200, log: testLog("duplicates-sequential") });
-});
-
-afterAll(async () => {
-    await host?.stop();
-});
+const host = useInProcessHost(APP_DIR, ({ connectionString }) => conformanceSettings(connectionString), { duplicateActivities: "sequential", pollIntervalMs: 200, log: testLog("duplicates-sequential") });
 
 it("duplicateActivities=sequential runs every activity twice, one after the other, and reports the second run", async () => {
     const key = uniqueName("seq");

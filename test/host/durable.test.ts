@@ -1,22 +1,10 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { startHost, type RunningHost } from "../../tools/functions-host/index";
+import { describe, expect, it } from "vitest";
 import { uniqueName } from "../helpers/names";
-import { APP_DIR, call, conformanceSettings, durableApi, historyRows, probe, sleep, testLog, waitFor } from "./support/hostTestClient";
+import { APP_DIR, call, conformanceSettings, historyRows, probe, sleep, testLog, waitFor } from "./support/hostTestClient";
+import { useInProcessHost } from "./support/inProcessHost";
 
-const connectionString = inject("azuriteConnectionString");
-const settings = conformanceSettings(connectionString);
-const hub = settings.HOSTAPP_HUB as string;
-let host: RunningHost;
-let api: ReturnType<typeof durableApi>;
-
-beforeAll(async () => {
-    host = await startHost({ appDir: APP_DIR, port: 0, settings, pollIntervalMs: 200, log: testLog("durable") });
-    api = durableApi(host.url);
-});
-
-afterAll(async () => {
-    await host?.stop();
-});
+const host = useInProcessHost(APP_DIR, ({ connectionString, hub }) => conformanceSettings(connectionString, { HOSTAPP_HUB: hub }), { pollIntervalMs: 200, log: testLog("durable") });
+const { api, connectionString, hub } = host;
 
 /** [EventType, id] of the rows that carry sequence-id bookkeeping, in history order. */
 async function idTrail(instanceId: string): Promise<[string, number][]> {

@@ -1,29 +1,16 @@
 import path from "node:path";
 import { TableClient } from "@azure/data-tables";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { startHost, type RunningHost } from "../../tools/functions-host/index";
+import { describe, expect, it } from "vitest";
 import { uniqueName } from "../helpers/names";
-import { APP_DIR, call, DURABLE, durableApi, historyRows, testLog, waitFor } from "./support/hostTestClient";
+import { APP_DIR, call, DURABLE, historyRows, testLog, waitFor } from "./support/hostTestClient";
+import { useInProcessHost } from "./support/inProcessHost";
 
-const connectionString = inject("azuriteConnectionString");
-const hub = uniqueName("entities").replace(/[^a-zA-Z0-9]/g, "").slice(0, 40);
-let host: RunningHost;
-let api: ReturnType<typeof durableApi>;
-
-beforeAll(async () => {
-    host = await startHost({
-        appDir: path.join(APP_DIR, "entities"),
-        port: 0,
-        settings: { AzureWebJobsStorage: connectionString, ENTITIES_HUB: hub },
-        pollIntervalMs: 200,
-        log: testLog("entities"),
-    });
-    api = durableApi(host.url);
+const host = useInProcessHost(path.join(APP_DIR, "entities"), ({ connectionString, hub }) => ({ AzureWebJobsStorage: connectionString, ENTITIES_HUB: hub }), {
+    hubPrefix: "entities",
+    pollIntervalMs: 200,
+    log: testLog("entities"),
 });
-
-afterAll(async () => {
-    await host?.stop();
-});
+const { api, connectionString, hub } = host;
 
 const entityUrl = (name: string, key: string, query = "") => `${host.url}${DURABLE}/entities/${name}/${encodeURIComponent(key)}${query}`;
 

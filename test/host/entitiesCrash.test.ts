@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, expect, inject, it } from "vitest";
 import { uniqueName } from "../helpers/names";
-import { ensureHostBuilt, killAllHosts, spawnHost } from "./support/hostProcess";
+import { ensureHostBuilt, killAllHosts, SHORT_VISIBILITY_SETTINGS, spawnHost } from "./support/hostProcess";
 import { APP_DIR, call, DURABLE, durableApi, waitFor } from "./support/hostTestClient";
 
 const ENTITIES_APP = path.join(APP_DIR, "entities");
@@ -33,8 +33,7 @@ it("resumes an entity batch and its calling orchestration after the host is SIGK
         AzureWebJobsStorage: connectionString,
         ENTITIES_HUB: uniqueName("entcrash"),
         ENTITIES_COUNTER_DIR: counterDir,
-        AzureFunctionsJobHost__extensions__durableTask__storageProvider__workItemQueueVisibilityTimeout: "00:00:02",
-        AzureFunctionsJobHost__extensions__durableTask__storageProvider__controlQueueVisibilityTimeout: "00:00:04",
+        ...SHORT_VISIBILITY_SETTINGS,
     };
     const key = uniqueName("k");
     const id = uniqueName("blocking");

@@ -1,30 +1,17 @@
 import { TableClient } from "@azure/data-tables";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { startHost, type RunningHost } from "../../tools/functions-host/index";
+import { describe, expect, it } from "vitest";
 import { BindingData, resolveBindingExpressions } from "../../tools/functions-host/bindings/bindingExpressions";
 import { httpTriggerMetadata } from "../../tools/functions-host/http/httpBindingData";
 import { uniqueName } from "../helpers/names";
 import { APP_DIR, call, waitFor, testLog } from "./support/hostTestClient";
+import { useInProcessHost } from "./support/inProcessHost";
 
 // An app with HTTP streaming on (app.setup({ enableHttpStream: true })): request.params and the
 // headers come from the trigger metadata the host sends, as they do on Azure.
-let host: RunningHost;
-let connection: string;
 const tableName = uniqueName("stream");
-
-beforeAll(async () => {
-    connection = inject("azuriteConnectionString");
-    host = await startHost({
-        appDir: path.join(APP_DIR, "metadata-stream"),
-        port: 0,
-        settings: { AzureWebJobsStorage: connection, STREAM_HUB: uniqueName("hub"), STREAM_TABLE: tableName },
-        log: testLog("httpMetadata"),
-    });
-});
-
-afterAll(async () => {
-    await host?.stop();
+const host = useInProcessHost(path.join(APP_DIR, "metadata-stream"), ({ connectionString, hub }) => ({ AzureWebJobsStorage: connectionString, STREAM_HUB: hub, STREAM_TABLE: tableName }), {
+    log: testLog("httpMetadata"),
 });
 
 describe("HTTP streaming mode", () => {
@@ -66,7 +53,7 @@ describe("HTTP streaming mode", () => {
         const reply = await call("POST", `${host.url}/api/rows/5?pk=part`, { customer: "zed" }, { "x-row": "h" });
         expect(reply.status).toBe(201);
         // In streaming mode the response leaves through the worker's proxy before the host writes the outputs.
-        const table = TableClient.fromConnectionString(connection, tableName, { allowInsecureConnection: true });
+        const table = TableClient.fromConnectionString(host.connectionString, tableName, { allowInsecureConnection: true });
         const entity = await waitFor("the row the output binding writes", () => table.getEntity<{ body: string }>("part", "5-h-zed"));
         expect(JSON.parse(entity.body)).toEqual({ customer: "zed" });
     });

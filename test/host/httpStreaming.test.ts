@@ -1,17 +1,9 @@
 import path from "node:path";
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { startHost, type RunningHost } from "../../tools/functions-host/index";
+import { expect, it } from "vitest";
 import { APP_DIR, call, testLog } from "./support/hostTestClient";
+import { useInProcessHost } from "./support/inProcessHost";
 
-let host: RunningHost;
-
-beforeAll(async () => {
-    host = await startHost({ appDir: path.join(APP_DIR, "streaming"), port: 0, settings: { FUNCTIONS_HOST_KEY: "stream-key" }, log: testLog("streaming") });
-});
-
-afterAll(async () => {
-    await host?.stop();
-});
+const host = useInProcessHost(path.join(APP_DIR, "streaming"), () => ({ FUNCTIONS_HOST_KEY: "stream-key" }), { log: testLog("streaming") });
 
 it("serves apps that enable HTTP streaming through the library's proxy", async () => {
     const reply = await call("GET", `${host.url}/api/stream/3`);

@@ -1,34 +1,21 @@
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { HistoryEvent } from "../../tools/functions-host/durable/historyEvent";
 import { httpPollAfter, locationPollRequest } from "../../tools/functions-host/durable/httpActivity";
 import { activeHistory, planRewind } from "../../tools/functions-host/durable/rewind";
-import { startHost, type RunningHost } from "../../tools/functions-host/index";
 import { uniqueName } from "../helpers/names";
-import { APP_DIR, call, DURABLE, durableApi, historyRows, waitFor } from "./support/hostTestClient";
+import { APP_DIR, call, DURABLE, historyRows, waitFor } from "./support/hostTestClient";
+import { useInProcessHost } from "./support/inProcessHost";
 
-const connectionString = inject("azuriteConnectionString");
-const hub = uniqueName("hm");
 const stateDir = mkdtempSync(path.join(tmpdir(), "hm-state-"));
 const lines: string[] = [];
-let host: RunningHost;
-let api: ReturnType<typeof durableApi>;
-
-beforeAll(async () => {
-    host = await startHost({
-        appDir: path.join(APP_DIR, "hostversions"),
-        port: 0,
-        settings: { AzureWebJobsStorage: connectionString, HV_HUB: hub, HV_STATE_DIR: stateDir },
-        log: (line) => lines.push(line),
-    });
-    api = durableApi(host.url);
+const host = useInProcessHost(path.join(APP_DIR, "hostversions"), ({ connectionString, hub }) => ({ AzureWebJobsStorage: connectionString, HV_HUB: hub, HV_STATE_DIR: stateDir }), {
+    hubPrefix: "hm",
+    log: (line) => lines.push(line),
 });
-
-afterAll(async () => {
-    await host?.stop();
-});
+const { api, connectionString, hub } = host;
 
 const instanceUrl = (id: string, op = "", query = "") => `${host.url}${DURABLE}/instances/${encodeURIComponent(id)}${op ? `/${op}` : ""}${query}`;
 const runs = (key: string) => (existsSync(path.join(stateDir, `${key}.runs`)) ? readFileSync(path.join(stateDir, `${key}.runs`), "utf8").split("\n").filter(Boolean).length : 0);

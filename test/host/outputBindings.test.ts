@@ -4,17 +4,16 @@ import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { freePort } from "../../tools/azurite/startAzurite";
-import { startHost, type RunningHost } from "../../tools/functions-host/index";
 import { buildCatalog } from "../../tools/functions-host/functionCatalog";
 import { AppSettings } from "../../tools/functions-host/config/appSettings";
 import type { CapturedFunction } from "../../tools/functions-host/worker/coreApi";
 import type { RpcBindingInfo } from "../../tools/functions-host/worker/coreTypes";
 import { uniqueName } from "../helpers/names";
 import { APP_DIR, call, fromBase64, queue, testLog, waitFor } from "./support/hostTestClient";
+import { useInProcessHost } from "./support/inProcessHost";
 
 // Blob bindings need Azurite's blob service, which the shared test Azurite does not run.
 let blobAzurite: ChildProcess | undefined;
-let host: RunningHost;
 let connection: string;
 const container = uniqueName("bind");
 const tableName = uniqueName("bind");
@@ -41,21 +40,19 @@ async function startBlobAzurite(): Promise<string> {
 }
 
 beforeAll(async () => {
-    const base = inject("azuriteConnectionString");
-    connection = `${base};BlobEndpoint=${await startBlobAzurite()}`;
-    host = await startHost({
-        appDir: path.join(APP_DIR, "bindings"),
-        port: 0,
-        pollIntervalMs: 200,
-        settings: { AzureWebJobsStorage: base, BindingsStorage: connection, BINDINGS_CONTAINER: container, BINDINGS_TABLE: tableName, BINDINGS_QUEUE: uniqueName("bindq"), BINDINGS_ORDERS_QUEUE: ordersQueue },
-        log: testLog("outputBindings"),
-    });
+    connection = `${inject("azuriteConnectionString")};BlobEndpoint=${await startBlobAzurite()}`;
 });
 
-afterAll(async () => {
-    await host?.stop();
+// Registered before the host's hooks: vitest runs afterAll hooks in reverse order, so this runs after the host has stopped.
+afterAll(() => {
     blobAzurite?.kill();
 });
+
+const host = useInProcessHost(
+    path.join(APP_DIR, "bindings"),
+    ({ connectionString }) => ({ AzureWebJobsStorage: connectionString, BindingsStorage: connection, BINDINGS_CONTAINER: container, BINDINGS_TABLE: tableName, BINDINGS_QUEUE: uniqueName("bindq"), BINDINGS_ORDERS_QUEUE: ordersQueue }),
+    { pollIntervalMs: 200, log: testLog("outputBindings") },
+);
 
 const blobs = () => BlobServiceClient.fromConnectionString(connection).getContainerClient(container);
 const table = () => TableClient.fromConnectionString(connection, tableName, { allowInsecureConnection: true });

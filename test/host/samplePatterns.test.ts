@@ -1,29 +1,16 @@
 import path from "node:path";
-import { afterAll, beforeAll, expect, inject, it } from "vitest";
-import { startHost, type RunningHost } from "../../tools/functions-host/index";
+import { expect, it } from "vitest";
 import { uniqueName } from "../helpers/names";
-import { APP_DIR, call, durableApi, fromBase64, historyRows, queue, testLog } from "./support/hostTestClient";
+import { APP_DIR, call, fromBase64, historyRows, queue, testLog } from "./support/hostTestClient";
+import { useInProcessHost } from "./support/inProcessHost";
 
 // Patterns of the durable-js samples (callSubOrchestratorWithRetry.js, smsPhoneVerification.js)
 // in an app of our own, started through an HTTP starter as the samples are.
-const connectionString = inject("azuriteConnectionString");
-const hub = uniqueName("sp");
-let host: RunningHost;
-let api: ReturnType<typeof durableApi>;
-
-beforeAll(async () => {
-    host = await startHost({
-        appDir: path.join(APP_DIR, "samples"),
-        port: 0,
-        settings: { AzureWebJobsStorage: connectionString, SP_HUB: hub },
-        log: testLog("samplePatterns"),
-    });
-    api = durableApi(host.url);
+const host = useInProcessHost(path.join(APP_DIR, "samples"), ({ connectionString, hub }) => ({ AzureWebJobsStorage: connectionString, SP_HUB: hub }), {
+    hubPrefix: "sp",
+    log: testLog("samplePatterns"),
 });
-
-afterAll(async () => {
-    await host?.stop();
-});
+const { api, connectionString, hub } = host;
 
 async function startThroughStarter(name: string, input?: unknown): Promise<{ id: string; statusQueryGetUri: string; sendEventPostUri: string }> {
     const reply = await call("POST", `${host.url}/api/sp/${name}`, input === undefined ? "" : JSON.stringify(input), { "content-type": "application/json" });

@@ -1,27 +1,15 @@
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { startHost, type RunningHost } from "../../tools/functions-host/index";
+import { describe, expect, it } from "vitest";
 import { uniqueName } from "../helpers/names";
 import { APP_DIR, base64, call, queue, testLog, waitFor } from "./support/hostTestClient";
+import { useInProcessHost } from "./support/inProcessHost";
 
-let host: RunningHost;
-let connection: string;
 const queueName = uniqueName("traceq");
-
-beforeAll(async () => {
-    connection = inject("azuriteConnectionString");
-    host = await startHost({
-        appDir: path.join(APP_DIR, "bindings"),
-        port: 0,
-        settings: { AzureWebJobsStorage: connection, BindingsStorage: connection, BINDINGS_CONTAINER: "unused", BINDINGS_TABLE: "unused", BINDINGS_QUEUE: queueName, BINDINGS_ORDERS_QUEUE: uniqueName("orders") },
-        pollIntervalMs: 200,
-        log: testLog("traceContext"),
-    });
-});
-
-afterAll(async () => {
-    await host?.stop();
-});
+const host = useInProcessHost(
+    path.join(APP_DIR, "bindings"),
+    ({ connectionString }) => ({ AzureWebJobsStorage: connectionString, BindingsStorage: connectionString, BINDINGS_CONTAINER: "unused", BINDINGS_TABLE: "unused", BINDINGS_QUEUE: queueName, BINDINGS_ORDERS_QUEUE: uniqueName("orders") }),
+    { pollIntervalMs: 200, log: testLog("traceContext") },
+);
 
 const W3C = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 
@@ -52,7 +40,7 @@ describe("trace context", () => {
     });
 
     it("gives queue and timer invocations a trace context that propagation can extract", async () => {
-        const target = queue(connection, queueName);
+        const target = queue(host.connectionString, queueName);
         await target.createIfNotExists();
         await target.sendMessage(base64("hello"));
         await host.fire("traceTimer");

@@ -1,10 +1,11 @@
 import { mkdtempSync, readFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { startHost, type RunningHost } from "../../tools/functions-host/index";
+import { describe, expect, inject, it } from "vitest";
+import { startHost } from "../../tools/functions-host/index";
 import { uniqueName } from "../helpers/names";
 import { APP_DIR, base64, call, conformanceSettings, durableApi, fromBase64, probe, queue, sleep, waitFor } from "./support/hostTestClient";
+import { useInProcessHost } from "./support/inProcessHost";
 
 const connectionString = inject("azuriteConnectionString");
 const counterDir = mkdtempSync(path.join(tmpdir(), "host-triggers-"));
@@ -17,15 +18,7 @@ const settings = conformanceSettings(connectionString, {
     AzureFunctionsJobHost__functionTimeout: "00:00:02",
 });
 const logs: string[] = [];
-let host: RunningHost;
-
-beforeAll(async () => {
-    host = await startHost({ appDir: APP_DIR, port: 0, settings, pollIntervalMs: 200, log: (line) => logs.push(line) });
-});
-
-afterAll(async () => {
-    await host?.stop();
-});
+const host = useInProcessHost(APP_DIR, () => settings, { pollIntervalMs: 200, log: (line) => logs.push(line) });
 
 describe("admin API", () => {
     it("lists every registered function with its trigger type", async () => {

@@ -2,32 +2,20 @@ import { TableClient } from "@azure/data-tables";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { compareVersions, versionAllowed } from "../../tools/functions-host/durable/versioning";
-import { startHost, type RunningHost } from "../../tools/functions-host/index";
 import { uniqueName } from "../helpers/names";
-import { APP_DIR, call, durableApi, sleep, waitFor } from "./support/hostTestClient";
+import { APP_DIR, call, sleep, waitFor } from "./support/hostTestClient";
+import { useInProcessHost } from "./support/inProcessHost";
 
-const connectionString = inject("azuriteConnectionString");
-const hub = uniqueName("hv");
 const lines: string[] = [];
-let host: RunningHost;
-let api: ReturnType<typeof durableApi>;
-
-beforeAll(async () => {
-    host = await startHost({
-        appDir: path.join(APP_DIR, "hostversions"),
-        port: 0,
-        // host.json: defaultVersion "1.0"; versionMatchStrategy and versionFailureStrategy keep their defaults (CurrentOrOlder, Reject).
-        settings: { AzureWebJobsStorage: connectionString, HV_HUB: hub, HV_STATE_DIR: mkdtempSync(path.join(tmpdir(), "hv-state-")) },
-        log: (line) => lines.push(line),
-    });
-    api = durableApi(host.url);
-});
-
-afterAll(async () => {
-    await host?.stop();
-});
+// host.json: defaultVersion "1.0"; versionMatchStrategy and versionFailureStrategy keep their defaults (CurrentOrOlder, Reject).
+const host = useInProcessHost(
+    path.join(APP_DIR, "hostversions"),
+    ({ connectionString, hub }) => ({ AzureWebJobsStorage: connectionString, HV_HUB: hub, HV_STATE_DIR: mkdtempSync(path.join(tmpdir(), "hv-state-")) }),
+    { hubPrefix: "hv", log: (line) => lines.push(line) },
+);
+const { api, connectionString, hub } = host;
 
 describe("version comparison (DTFx VersioningSettings.CompareVersions)", () => {
     it("orders empty before defined, dotted versions numerically, anything else as case-insensitive text", () => {

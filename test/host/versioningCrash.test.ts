@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, expect, inject, it } from "vitest";
 import { uniqueName } from "../helpers/names";
-import { ensureHostBuilt, killAllHosts, spawnHost } from "./support/hostProcess";
+import { ensureHostBuilt, killAllHosts, SHORT_VISIBILITY_SETTINGS, spawnHost } from "./support/hostProcess";
 import { APP_DIR, call, DURABLE, durableApi, waitFor } from "./support/hostTestClient";
 
 const APP = path.join(APP_DIR, "hostversions");
@@ -45,8 +45,7 @@ it("after a SIGKILL, a restarted host with a newer defaultVersion runs the rejec
         AzureWebJobsStorage: connectionString,
         HV_HUB: uniqueName("hvc"),
         HV_STATE_DIR: stateDir,
-        AzureFunctionsJobHost__extensions__durableTask__storageProvider__workItemQueueVisibilityTimeout: "00:00:02",
-        AzureFunctionsJobHost__extensions__durableTask__storageProvider__controlQueueVisibilityTimeout: "00:00:04",
+        ...SHORT_VISIBILITY_SETTINGS,
     };
     const tooNew = uniqueName("x-new");
     const rewound = uniqueName("y-rw");

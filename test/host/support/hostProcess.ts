@@ -14,6 +14,15 @@ export interface HostProcess {
     output: () => string;
 }
 
+/**
+ * Queue visibility timeouts short enough that, after a SIGKILL, the messages the killed host had
+ * taken are visible again within seconds for the restarted host (the defaults are 5 minutes).
+ */
+export const SHORT_VISIBILITY_SETTINGS = {
+    AzureFunctionsJobHost__extensions__durableTask__storageProvider__workItemQueueVisibilityTimeout: "00:00:02",
+    AzureFunctionsJobHost__extensions__durableTask__storageProvider__controlQueueVisibilityTimeout: "00:00:04",
+};
+
 const children: ChildProcess[] = [];
 
 /** The child processes run the compiled host; build it unless dist is newer than every source file. */
