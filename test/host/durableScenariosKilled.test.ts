@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { uniqueName } from "../helpers/names";
-import { ensureHostBuilt, killAllHosts, killHost, spawnHost, type HostProcess } from "./support/hostProcess";
+import { ensureHostBuilt, killAllHosts, killHost, SHORT_VISIBILITY_SETTINGS, spawnHost, type HostProcess } from "./support/hostProcess";
 import { APP_DIR, call, conformanceSettings, DURABLE, durableApi, sleep, waitFor, type Reply } from "./support/hostTestClient";
 
 /**
@@ -18,8 +18,9 @@ import { APP_DIR, call, conformanceSettings, DURABLE, durableApi, sleep, waitFor
 
 const connectionString = inject("azuriteConnectionString");
 const TERMINAL = ["Completed", "Failed", "Terminated"];
+/** Eleven kills in a row: control messages come back within 2 s of each. */
 const SHORT_VISIBILITY = {
-    AzureFunctionsJobHost__extensions__durableTask__storageProvider__workItemQueueVisibilityTimeout: "00:00:02",
+    ...SHORT_VISIBILITY_SETTINGS,
     AzureFunctionsJobHost__extensions__durableTask__storageProvider__controlQueueVisibilityTimeout: "00:00:02",
 };
 
