@@ -1,11 +1,11 @@
 import { WebhookAlertChannel } from "../../src/shared/alerts/AlertChannel";
-import { createServer } from "node:http";
 import { describe, expect, it } from "vitest";
 import { sweepIntake } from "../../src/shared/intake/intakeSweep";
 import { formatJobKey, type JobKey, type JobRowInput } from "../../src/shared/jobs/JobRow";
 import type { OrchestrationState } from "../../src/shared/orchestration/Orchestrations";
 import { BACKLOG_PATIENCE_WINDOWS, reap } from "../../src/shared/recovery/reaper";
 import { useProvisioningHarness, type Harness } from "../helpers/provisioningHarness";
+import { alertInbox } from "../helpers/recoveryKit";
 
 const WINDOW_MS = 15 * 60_000;
 const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
@@ -103,21 +103,11 @@ describe("never silent: the reaper retries park alerts that did not go through",
     const harness = useProvisioningHarness();
 
     it("retries each run until the webhook answers 2xx, then stops", async () => {
-        const received: string[] = [];
-        let answer = 500;
-        const server = createServer((request, response) => {
-            let body = "";
-            request.on("data", (chunk: Buffer) => (body += chunk.toString()));
-            request.on("end", () => {
-                received.push(body);
-                response.writeHead(answer).end();
-            });
-        });
-        await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+        const inbox = await alertInbox();
         try {
-            const { port } = server.address() as { port: number };
+            inbox.answer = 500;
             const base = harness.current.deps;
-            const deps = { ...base, alerts: new WebhookAlertChannel(`http://127.0.0.1:${port}/hook`) };
+            const deps = { ...base, alerts: new WebhookAlertChannel(inbox.url) };
             await sweepIntake(deps);
             const key = deps.enqueued[0]!;
             const stored = await deps.jobs.update(key, (row) => ({ ...row, state: "running", recoveries: 3, lastProgressAt: ago(WINDOW_MS + 60_000) }), { from: ["queued"] });
@@ -131,31 +121,21 @@ describe("never silent: the reaper retries park alerts that did not go through",
             expect((await deps.jobs.require(key)).row).toMatchObject({ parkAlerted: false, parkAlertAttempts: 2, parkAlertError: "the webhook answered 500" });
             expect(base.logs).toContainEqual(expect.stringMatching(new RegExp(`^error park alert, try 2: job ${formatJobKey(key)} running → parked \\(No progress after 3 recoveries`)));
 
-            answer = 204;
+            inbox.answer = 204;
             await reap(deps);
             expect((await deps.jobs.require(key)).row).toMatchObject({ parkAlerted: true, parkAlertAttempts: 3 });
             await reap(deps);
-            expect(received).toHaveLength(3);
-            expect(JSON.parse(received[2]!)).toMatchObject({ event: "job.parked", jobKey: formatJobKey(key) });
+            expect(inbox.alerts).toHaveLength(3);
+            expect(inbox.alerts[2]).toMatchObject({ event: "job.parked", jobKey: formatJobKey(key) });
         } finally {
-            await new Promise((resolve) => server.close(resolve));
+            await inbox.close();
         }
     });
+
     it("regression parking.test two alerts: leaves a park whose first alert may still be on its way to its worker, and sends it itself once that worker cannot be at it", async () => {
-        const received: string[] = [];
-        const server = createServer((request, response) => {
-            let body = "";
-            request.on("data", (chunk: Buffer) => (body += chunk.toString()));
-            request.on("end", () => {
-                received.push(body);
-                response.writeHead(204).end();
-            });
-        });
-        await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+        const inbox = await alertInbox();
         try {
-            const { port } = server.address() as { port: number };
-            const base = harness.current.deps;
-            const deps = { ...base, alerts: new WebhookAlertChannel(`http://127.0.0.1:${port}/hook`) };
+            const deps = { ...harness.current.deps, alerts: new WebhookAlertChannel(inbox.url) };
             await sweepIntake(deps);
             const key = deps.enqueued[0]!;
             // Parked a moment ago by a worker that has not told ops yet (or died before it could).
@@ -163,18 +143,17 @@ describe("never silent: the reaper retries park alerts that did not go through",
             await deps.jobs.update(key, (row) => ({ ...row, ...parkedNow }), { from: ["queued"] });
 
             await reap(deps);
-            expect(received).toEqual([]);
+            expect(inbox.alerts).toEqual([]);
             expect((await deps.jobs.require(key)).row).toMatchObject({ state: "parked", parkAlerted: false, parkAlertAttempts: 0 });
 
             await deps.jobs.update(key, (row) => ({ ...row, parkedAt: ago(WINDOW_MS + 1_000), lastProgressAt: ago(WINDOW_MS + 1_000) }), { from: ["parked"] });
             await reap(deps);
-            expect(received).toHaveLength(1);
-            expect(JSON.parse(received[0]!)).toMatchObject({ event: "job.parked", jobKey: formatJobKey(key), reason: "Smartsheet refused the name" });
+            expect(inbox.alerts).toEqual([expect.objectContaining({ event: "job.parked", jobKey: formatJobKey(key), reason: "Smartsheet refused the name" })]);
             expect((await deps.jobs.require(key)).row).toMatchObject({ parkAlerted: true, parkAlertAttempts: 1 });
             await reap(deps);
-            expect(received).toHaveLength(1);
+            expect(inbox.alerts).toHaveLength(1);
         } finally {
-            await new Promise((resolve) => server.close(resolve));
+            await inbox.close();
         }
     });
 });
