@@ -1,18 +1,15 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, expect, inject, it } from "vitest";
 import { uniqueName } from "../helpers/names";
-import { ensureHostBuilt, killAllHosts, spawnHost } from "./support/hostProcess";
-import { APP_DIR, conformanceSettings, durableApi, waitFor } from "./support/hostTestClient";
+import { ensureHostBuilt, killAllHosts, SHORT_VISIBILITY_SETTINGS, spawnHost } from "./support/hostProcess";
+import { APP_DIR, conformanceSettings, durableApi, loggedLines, waitFor } from "./support/hostTestClient";
 
 const connectionString = inject("azuriteConnectionString");
 const counterDir = mkdtempSync(path.join(tmpdir(), "host-crash-"));
 
-function runs(name: string): string[] {
-    const file = path.join(counterDir, `${name}.log`);
-    return existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean) : [];
-}
+const runs = (name: string) => loggedLines(path.join(counterDir, `${name}.log`));
 
 beforeAll(() => {
     ensureHostBuilt();
@@ -25,8 +22,7 @@ afterAll(async () => {
 it("resumes an orchestration after the host is SIGKILLed mid-activity: the lost activity runs again, nothing else does", async () => {
     const env = conformanceSettings(connectionString, {
         HOSTAPP_COUNTER_DIR: counterDir,
-        AzureFunctionsJobHost__extensions__durableTask__storageProvider__workItemQueueVisibilityTimeout: "00:00:02",
-        AzureFunctionsJobHost__extensions__durableTask__storageProvider__controlQueueVisibilityTimeout: "00:00:04",
+        ...SHORT_VISIBILITY_SETTINGS,
     });
     const key = uniqueName("crash");
 

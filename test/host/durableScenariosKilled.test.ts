@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -6,7 +6,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { uniqueName } from "../helpers/names";
 import { ensureHostBuilt, killAllHosts, killHost, SHORT_VISIBILITY_SETTINGS, spawnHost, type HostProcess } from "./support/hostProcess";
-import { APP_DIR, call, conformanceSettings, DURABLE, durableApi, sleep, waitFor, type Reply } from "./support/hostTestClient";
+import { APP_DIR, call, conformanceSettings, DURABLE, durableApi, loggedLines, sleep, waitFor, type Reply } from "./support/hostTestClient";
 
 /**
  * The Durable conformance scenarios, each run twice: once straight through, and once with the
@@ -193,7 +193,7 @@ afterAll(async () => {
 // ---- the conformance app: activities, retries, timers, events, sub-orchestrations, suspend/resume, terminate ----
 
 const counterDir = mkdtempSync(path.join(tmpdir(), "host-killed-"));
-const runsOf = (name: string) => (existsSync(path.join(counterDir, `${name}.log`)) ? readFileSync(path.join(counterDir, `${name}.log`), "utf8").split("\n").filter(Boolean).length : 0);
+const runsOf = (name: string) => loggedLines(path.join(counterDir, `${name}.log`)).length;
 
 /** Raises `event` once the instance shows `whenStatus` as its custom status; once per run. */
 const raiseWhen = (whenStatus: (custom: unknown) => boolean, event: string, data: unknown) => (): Driver => {

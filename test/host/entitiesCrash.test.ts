@@ -1,19 +1,16 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, expect, inject, it } from "vitest";
 import { uniqueName } from "../helpers/names";
 import { ensureHostBuilt, killAllHosts, SHORT_VISIBILITY_SETTINGS, spawnHost } from "./support/hostProcess";
-import { APP_DIR, call, DURABLE, durableApi, waitFor } from "./support/hostTestClient";
+import { APP_DIR, call, DURABLE, durableApi, loggedLines, waitFor } from "./support/hostTestClient";
 
 const ENTITIES_APP = path.join(APP_DIR, "entities");
 const connectionString = inject("azuriteConnectionString");
 const counterDir = mkdtempSync(path.join(tmpdir(), "host-entities-crash-"));
 
-function runs(name: string): string[] {
-    const file = path.join(counterDir, `${name}.log`);
-    return existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean) : [];
-}
+const runs = (name: string) => loggedLines(path.join(counterDir, `${name}.log`));
 
 async function counter(url: string, key: string): Promise<{ value: number; applied: number[] } | undefined> {
     const reply = await call("GET", `${url}${DURABLE}/entities/counter/${key}`);

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -6,7 +6,7 @@ import type { HistoryEvent } from "../../tools/functions-host/durable/historyEve
 import { httpPollAfter, locationPollRequest } from "../../tools/functions-host/durable/httpActivity";
 import { activeHistory, planRewind } from "../../tools/functions-host/durable/rewind";
 import { uniqueName } from "../helpers/names";
-import { APP_DIR, call, DURABLE, historyRows, waitFor } from "./support/hostTestClient";
+import { APP_DIR, call, DURABLE, historyRows, loggedLines, waitFor } from "./support/hostTestClient";
 import { useInProcessHost } from "./support/inProcessHost";
 
 const stateDir = mkdtempSync(path.join(tmpdir(), "hm-state-"));
@@ -18,7 +18,7 @@ const host = useInProcessHost(path.join(APP_DIR, "hostversions"), ({ connectionS
 const { api, connectionString, hub } = host;
 
 const instanceUrl = (id: string, op = "", query = "") => `${host.url}${DURABLE}/instances/${encodeURIComponent(id)}${op ? `/${op}` : ""}${query}`;
-const runs = (key: string) => (existsSync(path.join(stateDir, `${key}.runs`)) ? readFileSync(path.join(stateDir, `${key}.runs`), "utf8").split("\n").filter(Boolean).length : 0);
+const runs = (key: string) => loggedLines(path.join(stateDir, `${key}.runs`)).length;
 const allow = (key: string) => writeFileSync(path.join(stateDir, `${key}.ok`), "ok");
 
 describe("rewind plans and HTTP polls (pure)", () => {

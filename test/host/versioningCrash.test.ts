@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -6,7 +6,7 @@ import path from "node:path";
 import { afterAll, beforeAll, expect, inject, it } from "vitest";
 import { uniqueName } from "../helpers/names";
 import { ensureHostBuilt, killAllHosts, SHORT_VISIBILITY_SETTINGS, spawnHost } from "./support/hostProcess";
-import { APP_DIR, call, DURABLE, durableApi, waitFor } from "./support/hostTestClient";
+import { APP_DIR, call, DURABLE, durableApi, loggedLines, waitFor } from "./support/hostTestClient";
 
 const APP = path.join(APP_DIR, "hostversions");
 const connectionString = inject("azuriteConnectionString");
@@ -17,7 +17,7 @@ const job = { posts: 0, polls: 0 };
 let jobServer: Server;
 let jobUrl = "";
 
-const runs = (key: string) => (existsSync(path.join(stateDir, `${key}.runs`)) ? readFileSync(path.join(stateDir, `${key}.runs`), "utf8").split("\n").filter(Boolean).length : 0);
+const runs = (key: string) => loggedLines(path.join(stateDir, `${key}.runs`)).length;
 
 beforeAll(async () => {
     ensureHostBuilt();

@@ -1,6 +1,6 @@
 import { TableClient } from "@azure/data-tables";
 import { QueueClient } from "@azure/storage-queue";
-import { appendFileSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { uniqueName } from "../../helpers/names";
 
@@ -12,6 +12,11 @@ export interface Reply {
     headers: Headers;
     text: string;
     json<T = any>(): T;
+}
+
+/** The lines a test app has appended to `file`, one per run (none while the file does not exist). */
+export function loggedLines(file: string): string[] {
+    return existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean) : [];
 }
 
 export async function call(method: string, url: string, body?: unknown, headers: Record<string, string> = {}): Promise<Reply> {
