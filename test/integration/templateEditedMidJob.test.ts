@@ -8,7 +8,8 @@ import { blueprintVersion } from "../../src/shared/provisioning/Blueprint";
 import { remapReferences } from "../../src/shared/provisioning/renameStage";
 import { useProvisioningHarness, type Harness } from "../helpers/provisioningHarness";
 import { inspectProduct } from "../helpers/inspectProduct";
-import { runSteps } from "../helpers/runSteps";
+import { approvedRequest, intakeSheet } from "../helpers/intakeSheet";
+import { runSteps, runStepsOrPark } from "../helpers/runSteps";
 
 /**
  * A template sheet edited between the sweep (which analysed the template and gave the job its
@@ -272,6 +273,58 @@ describe("a template edited within the second of its analysis", () => {
         await deps.blueprints.save({ ...settled, sheets: [settled.sheets[0]!], settled: false });
 
         expect(await deps.blueprints.get(settled.version)).toEqual(settled);
+    });
+});
+
+/**
+ * A template built from a product keeps that product's references: a template sheet whose only
+ * cross-sheet reference points at another product's sheet holds no reference into the template,
+ * so the blueprint's remap never read its copy.
+ */
+describe("a template sheet referring outside the template", () => {
+    const harness = useProvisioningHarness();
+
+    /**
+     * The first product provisioned, then the template's Risk Register given a reference to that
+     * product's Approvals and a formula using it, and a second request approved and swept once the
+     * edit has settled (its analysis is the one the job provisions from).
+     */
+    async function templateReferringToAnotherProduct(): Promise<{ key: JobKey; othersApprovals: SimSheetState }> {
+        const { deps, sim } = harness.current;
+        await sweepIntake(deps);
+        await runSteps(deps, key0(deps));
+        const firstCode = (await deps.jobs.require(key0(deps))).row.productCode;
+        const othersApprovals = productSheets(sim.core.state(), firstCode).find((sheet) => sheet.name.endsWith(" - Approvals"))!;
+        const risks = templateSheet(sim.core.state(), "Risk Register");
+        const decision = column(othersApprovals, "Decision");
+        await deps.smartsheet.createCrossSheetReference(risks.id, { name: "Pump Decisions", sourceSheetId: othersApprovals.id, startColumnId: decision, endColumnId: decision });
+        await deps.smartsheet.updateRows(risks.id, [
+            { id: risks.rows[0]!.id, cells: [{ columnId: column(risks, "Mitigation"), formula: '=COUNTIF({Pump Decisions}, "Pending")' }] },
+        ]);
+        await new Promise((resolve) => setTimeout(resolve, 2_100)); // a second plus the harness's clock skew: the analysis settles
+        const intake = intakeSheet(harness.current);
+        await intake.add([approvedRequest("IND-7001")]);
+        await sweepIntake(deps);
+        const key = intake.keyOf("IND-7001");
+        const accepted = (await deps.jobs.require(key)).row;
+        expect(accepted.blueprintSettled).toBe(true);
+        expect(accepted.blueprintVersion).toBe(blueprintVersion(await listTemplate(deps, sim.core.state())));
+        return { key, othersApprovals };
+    }
+
+    it("regression #18.2 template reference outside the template: a product whose copy would keep a formula into another product parks, naming the sheet and the reference", async () => {
+        const { deps, sim } = harness.current;
+        const { key, othersApprovals } = await templateReferringToAnotherProduct();
+
+        const ended = await runStepsOrPark(deps, key);
+
+        const row = (await deps.jobs.require(key)).row;
+        expect(ended).toBe("parked");
+        expect(row.state).toBe("parked");
+        expect(row.parkReason).toMatch(/IND-7001 .* - Risk Register.*\{Pump Decisions\}.*".* - Approvals", a sheet of another product/s);
+        expect(row.parkReason).toContain(othersApprovals.name);
+        expect(row.remapped).toEqual([]);
+        expect(inspectProduct(sim.core.state(), row.productCode).filingRows).toEqual([]);
     });
 });
 

@@ -34,6 +34,12 @@ export const TemplateSheet = z.object({
     columnFormulas: z.array(z.object({ columnTitle: z.string(), formula: z.string() })),
     summaryFormulas: z.array(z.object({ title: z.string(), formula: z.string() })),
     summaryTitles: z.array(z.string()),
+    /**
+     * The reference names the sheet's formulas use (cells, columns, summary): what its copy's
+     * formulas reach besides those rewritten. Blueprints stored before it was recorded have none,
+     * and count every reference of the sheet as used.
+     */
+    formulaReferences: z.array(z.string()).optional(),
 });
 export type TemplateSheet = z.infer<typeof TemplateSheet>;
 
@@ -146,6 +152,12 @@ export function analyseSheet(
     const usesInternal = (formula: string | undefined): formula is string =>
         formula !== undefined && referencesIn(formula).some((name) => internal.has(name));
 
+    const everyFormula = [
+        ...sheet.rows.flatMap((row) => row.cells.map((cell) => cell.formula)),
+        ...sheet.columns.map((column) => column.formula),
+        ...summary.map((field) => field.formula),
+    ].filter((formula): formula is string => formula !== undefined);
+
     const titleOf = new Map(sheet.columns.map((column) => [column.id, column.title]));
     const columnFormulaIds = new Set(sheet.columns.filter((column) => column.formula).map((column) => column.id));
     return {
@@ -164,6 +176,7 @@ export function analyseSheet(
             .map((column) => ({ columnTitle: column.title, formula: column.formula! })),
         summaryFormulas: summary.filter((field) => usesInternal(field.formula)).map((field) => ({ title: field.title, formula: field.formula! })),
         summaryTitles: summary.map((field) => field.title),
+        formulaReferences: [...new Set(everyFormula.flatMap(referencesIn))].sort(),
     };
 }
 

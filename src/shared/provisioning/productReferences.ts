@@ -36,14 +36,15 @@ export function referenceProblems(sheet: SheetFormulas, targets: ReferenceTarget
     for (const formula of sheet.formulas) {
         for (const name of referencesIn(formula)) {
             if (problems.has(name)) continue;
-            const problem = problemOf(sheet.sheetName, name, sheet.references.get(name), targets);
+            const problem = referenceProblem(sheet.sheetName, name, sheet.references.get(name), targets);
             if (problem) problems.set(name, problem);
         }
     }
     return [...problems.values()];
 }
 
-function problemOf(sheetName: string, name: string, sourceSheetId: number | undefined, targets: ReferenceTargets): ReferenceProblem | undefined {
+/** What is wrong with a formula of `sheetName` using the reference `name` that points at `sourceSheetId`, if anything. */
+export function referenceProblem(sheetName: string, name: string, sourceSheetId: number | undefined, targets: ReferenceTargets): ReferenceProblem | undefined {
     if (sourceSheetId === undefined) {
         return {
             kind: "missing",
@@ -70,7 +71,8 @@ function problemOf(sheetName: string, name: string, sourceSheetId: number | unde
             kind: "otherProduct",
             message:
                 `"${sheetName}" has a formula using {${name}}, which points at "${outside.name}", a sheet of another product; ` +
-                `remove that reference from the template sheet (or point it at a sheet of the template), then unpark the job.`,
+                `remove the formulas using it from the template sheet and from this copy (or point the reference at a sheet of the template), ` +
+                `then unpark the job.`,
         };
     }
     return undefined;

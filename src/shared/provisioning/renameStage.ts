@@ -6,6 +6,7 @@ import type { NewCrossSheetReference, RowUpdate, SmartsheetPort, SummaryFieldUpd
 import {
     analyseSheet,
     blueprintVersion,
+    type Blueprint,
     holders,
     PRODUCT_CODE_FIELD,
     readOutsideSheets,
@@ -19,7 +20,7 @@ import {
 import { analyseTemplate, listTemplateSheets } from "./blueprintSource";
 import type { StepInput, StepOutcome } from "./contracts";
 import { NeedsPersonError } from "./errors";
-import { formulasOf, referenceProblems, rowsLineUp, type ReferenceProblem, type ReferenceTargets } from "./productReferences";
+import { formulasOf, referenceProblem, referenceProblems, rowsLineUp, type ReferenceProblem, type ReferenceTargets } from "./productReferences";
 import type { ProvisioningDeps } from "./ProvisioningDeps";
 import { runStep, type StepContext } from "./runStep";
 import { underClaim } from "./underClaim";
@@ -92,6 +93,9 @@ export function remapReferences(deps: ProvisioningDeps, input: StepInput): Promi
 async function remapFromBlueprint(deps: ProvisioningDeps, context: StepContext, plan: RemapPlan, listing: readonly FolderChild[]): Promise<ReferenceProblem[]> {
     const { row, smartsheet } = context;
     const blueprint = await context.blueprint(row);
+    const targets = referenceTargets(row, listing, blueprint.sheets, blueprint.outsideSheets);
+    const beyondTheProduct = problemsOfCopiesNotRead(row, blueprint, targets);
+    if (beyondTheProduct.length > 0) throw new NeedsPersonError(beyondTheProduct.map((problem) => problem.message).join(" "));
     const todo = holders(blueprint).filter((holder) => !row.remapped.includes(holder.name));
 
     const toRead = new Set<string>();
@@ -113,10 +117,29 @@ async function remapFromBlueprint(deps: ProvisioningDeps, context: StepContext, 
         plannedSummaries: new Map(Object.entries(plan.summaries)),
         recordPlan: true,
         blueprintReferences: new Map(blueprint.sheets.map((sheet) => [sheet.name, sheet.references])),
-        targets: referenceTargets(row, listing, blueprint.sheets, blueprint.outsideSheets),
+        targets,
     });
     if (problems.length === 0) await context.update((latest) => ({ ...latest, remapped: [...latest.templates] }));
     return problems;
+}
+
+/**
+ * The blueprint describes every copy, also those the remap does not read: each reference their
+ * formulas use that the remap does not point at the product's own sheets (one into a template
+ * sheet is, in a holder) must reach a shared sheet, never another product's, a template sheet or
+ * a sheet nobody named. The blueprint's analysis decides it, so this costs no call.
+ */
+function problemsOfCopiesNotRead(row: JobRow, blueprint: Blueprint, targets: ReferenceTargets): ReferenceProblem[] {
+    return blueprint.sheets.flatMap((sheet) => {
+        const references = new Map(sheet.references.map((reference) => [reference.name, reference]));
+        const used = sheet.formulaReferences ?? [...references.keys()];
+        return used.flatMap((name) => {
+            const reference = references.get(name);
+            // Holders' references into the template get the product's own; a name with no reference is the read copies' check.
+            if (!reference || reference.sourceTemplate) return [];
+            return referenceProblem(row.copies[sheet.name]?.name ?? sheet.name, name, reference.sourceSheetId, targets) ?? [];
+        });
+    });
 }
 
 /**
