@@ -1,3 +1,4 @@
+import type { TableClient } from "@azure/data-tables";
 import { describe, expect, it } from "vitest";
 import { sweepIntake } from "../../src/shared/intake/intakeSweep";
 import type { JobKey, JobRow } from "../../src/shared/jobs/JobRow";
@@ -5,6 +6,7 @@ import type { SimSheetState, SimState } from "../../tools/smartsheet-sim";
 import { copyTemplateSheet, ensureProductFolder, verifyCopies } from "../../src/shared/provisioning/copyStage";
 import { beginAttempt, enterStage } from "../../src/shared/provisioning/lifecycle";
 import { blueprintVersion } from "../../src/shared/provisioning/Blueprint";
+import { BlueprintStore } from "../../src/shared/provisioning/BlueprintStore";
 import { remapReferences } from "../../src/shared/provisioning/renameStage";
 import { useProvisioningHarness, type Harness } from "../helpers/provisioningHarness";
 import { inspectProduct } from "../helpers/inspectProduct";
@@ -326,7 +328,50 @@ describe("a template sheet referring outside the template", () => {
         expect(row.remapped).toEqual([]);
         expect(inspectProduct(sim.core.state(), row.productCode).filingRows).toEqual([]);
     });
+
+    it("regression #18.2 template reference outside the template: the final audit parks a product whose remap let a formula into another product through", async () => {
+        const { deps, sim, table } = harness.current;
+        const { key, othersApprovals } = await templateReferringToAnotherProduct();
+        const step = { jobKey: key, instanceId: (await deps.jobs.require(key)).row.instanceId! };
+        await beginAttempt(deps, { ...step, attempt: 1 });
+        await enterStage(deps, { ...step, stage: "copy" });
+        await ensureProductFolder(deps, step);
+        for (const template of (await deps.jobs.require(key)).row.templates) await copyTemplateSheet(deps, { ...step, template });
+        await verifyCopies(deps, step);
+        await enterStage(deps, { ...step, stage: "rename" });
+        // As the remap before #18.2 saw it: the Risk Register holds no reference into the template, so it was never looked at.
+        const remapped = await remapReferences({ ...deps, blueprints: new BlueprintsBlindTo("Risk Register", table) }, step);
+        expect(remapped.outcome).toBe("done");
+        const beforeAudit = (await deps.jobs.require(key)).row;
+        expect(inspectProduct(sim.core.state(), beforeAudit.productCode).foreignFormulas).toEqual([
+            `${beforeAudit.copies["Risk Register"]!.name}: =COUNTIF({Pump Decisions}, "Pending")`,
+        ]);
+
+        const ended = await runStepsOrPark(deps, key);
+
+        const row = (await deps.jobs.require(key)).row;
+        expect(ended).toBe("parked");
+        expect(row.state).toBe("parked");
+        expect(row.parkReason).toContain(`final audit found formulas reaching outside the product: "${row.copies["Risk Register"]!.name}"`);
+        expect(row.parkReason).toContain(`{Pump Decisions} → "${othersApprovals.name}", a sheet of another product`);
+        expect(row.callsByOperation.getSheet).toBe(3 + 1);
+    });
 });
+
+/** The Jobs table's blueprints, with one template sheet's references left out of every analysis read. */
+class BlueprintsBlindTo extends BlueprintStore {
+    constructor(
+        private readonly template: string,
+        table: TableClient,
+    ) {
+        super(table);
+    }
+
+    override async get(version: string) {
+        const stored = await super.get(version);
+        return stored && { ...stored, sheets: stored.sheets.map((sheet) => (sheet.name === this.template ? { ...sheet, references: [] } : sheet)) };
+    }
+}
 
 function key0(deps: Harness["deps"]): JobKey {
     return deps.enqueued[0]!;

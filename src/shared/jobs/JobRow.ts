@@ -135,6 +135,11 @@ export const JobRow = z.object({
     remapped: json(z.array(z.string())).default([]),
     /** The remap's decision and plan, recorded before its first write (see RemapPlan); gone once the job parks, so a person's fix is read afresh. */
     remapPlan: json(RemapPlan).optional(),
+    /**
+     * The remap read every copy whole and checked each formula (the template changed mid-job, or
+     * its analysis was unsettled): the job's blueprint describes the template, not the copies.
+     */
+    copiesAnalysed: z.boolean().default(false),
     /** Copies not read whole by the remap whose references to the product's sheets are all made. */
     referencesMadeIn: json(z.array(z.string())).default([]),
     /** Template sheet name → summary field title → the field's id in the product's copy. */

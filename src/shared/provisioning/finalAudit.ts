@@ -1,7 +1,8 @@
-import { formatJobKey, LateWriteKind, type JobRow, type LateWriteRemoval } from "../jobs/JobRow";
+import { formatJobKey, keyOf, LateWriteKind, type JobRow, type LateWriteRemoval } from "../jobs/JobRow";
 import { transitionLine } from "../jobs/jobLife";
 import type { FolderChild } from "../smartsheet/model";
 import { namesOf } from "./copyStage";
+import { NeedsPersonError } from "./errors";
 import type { StepInput, StepOutcome } from "./contracts";
 import type { ProvisioningDeps } from "./ProvisioningDeps";
 import { cellText, FilingIndexColumns } from "./registerStage";
@@ -36,6 +37,7 @@ export function auditProduct(deps: ProvisioningDeps, input: StepInput): Promise<
             }
             return next === latest ? undefined : next;
         });
+        await assertReferencesStayInTheProduct(deps, context, row);
         const liveUntil = Object.values(row.claims)
             .filter((claim) => claim.writing)
             .map((claim) => Date.parse(claim.claimedAt) + claimTtlMs);
@@ -66,6 +68,64 @@ export function auditProduct(deps: ProvisioningDeps, input: StepInput): Promise<
         await context.update((latest) => ({ ...latest, lateWritesUntil: undefined, lateWriteKinds: undefined, quietUntil: undefined }));
         deps.log.info(`job ${formatJobKey(input.jobKey)}: final audit done, ${removals.length} late writes removed`);
     });
+}
+
+/**
+ * No copy may end `done` with a formula reaching outside the product: at a template sheet, at
+ * another product's sheet, at a sheet nobody named. The job's blueprint describes the copies
+ * unless the remap analysed the copies themselves (then it read and checked every one): it names
+ * the copies whose formulas may, and only those are read, so what a person fixed in a copy after
+ * a parking counts. A product whose template holds no such reference costs this no call.
+ */
+async function assertReferencesStayInTheProduct(deps: ProvisioningDeps, context: StepContext, row: JobRow): Promise<void> {
+    if (row.copiesAnalysed || !row.blueprintVersion) return;
+    const blueprint = await deps.blueprints.get(row.blueprintVersion);
+    if (!blueprint) {
+        deps.log.warn(
+            `job ${formatJobKey(keyOf(row))}: blueprint ${row.blueprintVersion} is missing from the table; the final audit cannot tell which copies ` +
+                `may refer outside the product and checks none`,
+        );
+        return;
+    }
+    const shared = new Set(blueprint.outsideSheets.filter((sheet) => !sheet.ofAProduct).map((sheet) => sheet.sheetId));
+    const suspects = row.templates.filter((template) => {
+        const analysed = blueprint.sheets.find((sheet) => sheet.templateSheetId === row.copies[template]?.templateSheetId);
+        if (!analysed) return true;
+        const used = new Set(analysed.formulaReferences ?? analysed.references.map((reference) => reference.name));
+        return analysed.references.some(
+            (reference) => used.has(reference.name) && !shared.has(reference.sourceSheetId) && !(reference.sourceTemplate && row.remapped.includes(template)),
+        );
+    });
+    const own = new Set(Object.values(row.copies).map((copy) => copy.sheetId));
+    const nameOf = new Map<number, string>([
+        ...blueprint.sheets.map((sheet) => [sheet.templateSheetId, `the template sheet "${sheet.name}"`] as const),
+        ...blueprint.outsideSheets.map((sheet) => [sheet.sheetId, `"${sheet.name}"${sheet.ofAProduct ? ", a sheet of another product" : ""}`] as const),
+    ]);
+    const found: string[] = [];
+    for (const template of suspects) {
+        const copy = row.copies[template]!;
+        const sheet = await context.smartsheet.getSheet(copy.sheetId, { include: ["crossSheetReferences"] });
+        const summary = sheet.hasSummaryFields === false ? [] : await context.smartsheet.getSummaryFields(copy.sheetId);
+        const sources = new Map((sheet.crossSheetReferences ?? []).map((reference) => [reference.name, reference.sourceSheetId]));
+        const formulas = [
+            ...sheet.rows.flatMap((candidate) => candidate.cells.map((cell) => cell.formula)),
+            ...sheet.columns.map((column) => column.formula),
+            ...summary.map((field) => field.formula),
+        ];
+        const outside = new Set<string>();
+        for (const formula of formulas) {
+            for (const [, name] of formula?.matchAll(/\{([^{}]+)\}/g) ?? []) {
+                const source = sources.get(name!);
+                if (source !== undefined && !own.has(source) && !shared.has(source)) outside.add(`{${name}} → ${nameOf.get(source) ?? `sheet ${source}`}`);
+            }
+        }
+        if (outside.size > 0) found.push(`"${copy.name}" has formulas using ${[...outside].join(", ")}`);
+    }
+    if (found.length === 0) return;
+    throw new NeedsPersonError(
+        `The final audit found formulas reaching outside the product: ${found.join("; ")}. Remove those formulas from the copies ` +
+            `(and the references from the template sheets they were copied from), then unpark the job.`,
+    );
 }
 
 type Removal = Omit<LateWriteRemoval, "removedAt">;

@@ -190,6 +190,7 @@ async function remapFromCopies(deps: ProvisioningDeps, context: StepContext, lis
     await context.update((latest) => ({
         ...latest,
         remapped: [...latest.templates],
+        copiesAnalysed: true,
         blueprintVersion: template.blueprint.version,
         blueprintSettled: template.blueprint.settled,
     }));
