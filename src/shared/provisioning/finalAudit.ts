@@ -18,7 +18,9 @@ import { isSmartsheetError } from "../smartsheet/errors";
  * in the line folder, each of the seven names once in the product folder, one Filing Index row
  * for the code. What the row does not record is removed (never what it does), each removal
  * recorded on the row before it is made and logged as a transition. A job whose every write was
- * answered has nothing that can land late, and this step costs it no Smartsheet call.
+ * answered has nothing that can land late, and this step costs it no Smartsheet call. Every
+ * job's copies are also checked for formulas reaching outside the product (see
+ * `assertReferencesStayInTheProduct`), which parks the job instead of letting it be done.
  *
  * Until the horizon has passed this returns `waitUntil` and marks the job quiet until then: the
  * orchestration waits on a durable timer and runs the audit again.
@@ -78,7 +80,9 @@ export function auditProduct(deps: ProvisioningDeps, input: StepInput): Promise<
  * a parking counts. A product whose template holds no such reference costs this no call.
  */
 async function assertReferencesStayInTheProduct(deps: ProvisioningDeps, context: StepContext, row: JobRow): Promise<void> {
-    if (row.copiesAnalysed || !row.blueprintVersion) return;
+    // The orchestration audits only after the remap; until then there is no product to vouch for.
+    const remapDone = row.templates.every((template) => row.copies[template] && row.remapped.includes(template));
+    if (row.copiesAnalysed || !row.blueprintVersion || !remapDone) return;
     const blueprint = await deps.blueprints.get(row.blueprintVersion);
     if (!blueprint) {
         deps.log.warn(
@@ -92,9 +96,8 @@ async function assertReferencesStayInTheProduct(deps: ProvisioningDeps, context:
         const analysed = blueprint.sheets.find((sheet) => sheet.templateSheetId === row.copies[template]?.templateSheetId);
         if (!analysed) return true;
         const used = new Set(analysed.formulaReferences ?? analysed.references.map((reference) => reference.name));
-        return analysed.references.some(
-            (reference) => used.has(reference.name) && !shared.has(reference.sourceSheetId) && !(reference.sourceTemplate && row.remapped.includes(template)),
-        );
+        // A reference into the template was given the product's own by the remap, and its formulas rewritten.
+        return analysed.references.some((reference) => used.has(reference.name) && !reference.sourceTemplate && !shared.has(reference.sourceSheetId));
     });
     const own = new Set(Object.values(row.copies).map((copy) => copy.sheetId));
     const nameOf = new Map<number, string>([
