@@ -67,6 +67,7 @@ function readOf(overrides: Partial<SweepRead> = {}): SweepRead {
         rows,
         rowsRead: rows.length,
         owedDone: [],
+        retriesDue: [],
         jobs: new Map(),
         codeHolders: new Map(),
         invalid: [],
