@@ -354,8 +354,9 @@ async function writeStatuses(
     planned: readonly StatusWrite[],
     applied: Applied,
 ): Promise<void> {
-    const due: Array<{ write: StatusWrite; job: StoredJob }> = [];
-    for (const write of planned) {
+    const due: Array<{ write: StatusWrite & { key: JobKey }; job: StoredJob }> = [];
+    for (const plannedWrite of planned) {
+        const write = { ...plannedWrite, key: { pk: String(intakeSheetId), rk: String(plannedWrite.rowId) } };
         const job = await deps.jobs.get(write.key).catch((error: unknown) => {
             if (error instanceof InvalidJobRowError) return undefined;
             throw error;
@@ -393,7 +394,7 @@ async function writeStatuses(
  * per refusal); the first refusal of a spell is an error line and an alert naming the row and what
  * Smartsheet said, later ones a warning. An alert that does not go through is tried at the next refusal.
  */
-async function noteRefusal(deps: SweepDeps, site: Site, write: StatusWrite, refusal: RefusedRow): Promise<void> {
+async function noteRefusal(deps: SweepDeps, site: Site, write: StatusWrite & { key: JobKey }, refusal: RefusedRow): Promise<void> {
     const now = deps.now();
     const jobKey = formatJobKey(write.key);
     const noted = await deps.jobs.update(

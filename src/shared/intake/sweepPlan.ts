@@ -94,11 +94,13 @@ export interface LogLine {
     text: string;
 }
 
-/** One intake status to write; with `ifLanded`, only if that job's write landed (an overlapping sweep may have written the job first). */
+/**
+ * One intake status to write; with `ifLanded`, only if that job's write landed (an overlapping
+ * sweep may have written the job first). The apply re-reads the row's job right before the write
+ * and writes what its state owes then (`owedIntakeStatus`), or nothing.
+ */
 export interface StatusWrite {
     rowId: number;
-    /** The row's job: re-read right before the write, which writes what its state owes then (or nothing). */
-    key: JobKey;
     status: string;
     ifLanded?: string;
 }
@@ -258,8 +260,7 @@ export function planSweep(read: SweepRead, now: Date): SweepPlan {
     };
     const setStatus = (row: IntakeRow, status: string, ifLanded?: string) => {
         if (row.status === status || (ifLanded === undefined && backingOff(read.jobs.get(row.rowId)?.row, now))) return;
-        const key = { pk, rk: String(row.rowId) };
-        statuses.set(row.rowId, ifLanded === undefined ? { rowId: row.rowId, key, status } : { rowId: row.rowId, key, status, ifLanded });
+        statuses.set(row.rowId, ifLanded === undefined ? { rowId: row.rowId, status } : { rowId: row.rowId, status, ifLanded });
         work(row.rowId, ifLanded);
     };
 
