@@ -321,6 +321,27 @@ describe("SdkSmartsheet against the simulator, through the official SDK", () => 
         expect(smartsheet.calls().byOperation).toEqual(seen.byOperation);
     });
 
+    it("updateRowsEach writes every row Smartsheet accepts and names each one it refuses (a locked row: 403/1050), in one call", async () => {
+        const { sim } = context;
+        const smartsheet = adapter(sim);
+        const { intakeSheetId } = anchors(sim);
+        const intake = await smartsheet.getSheet(intakeSheetId);
+        const status = intake.columns.find((candidate) => candidate.title === "Status")!;
+        const [first, second, third] = intake.rows;
+        sim.core.lockRows(intakeSheetId, [second!.id], true);
+        const write = (value: string) => [first!, second!, third!].map((row) => ({ id: row.id, cells: [{ columnId: status.id, value }] }));
+
+        const written = await smartsheet.updateRowsEach(intakeSheetId, write("Queued"));
+
+        expect(written.updated.map((row) => row.id)).toEqual([first!.id, third!.id]);
+        expect(written.refused).toEqual([{ rowId: second!.id, errorCode: 1050, message: "You cannot edit a locked row." }]);
+        expect(smartsheet.calls().byOperation).toEqual({ getSheet: 1, updateRows: 1 });
+        // updateRows keeps Smartsheet's default: one refused row fails the call.
+        await expect(smartsheet.updateRows(intakeSheetId, write("Done"))).rejects.toMatchObject({ kind: "permanent", statusCode: 403, errorCode: 1050 });
+        sim.core.lockRows(intakeSheetId, [second!.id], false);
+        expect(await smartsheet.updateRowsEach(intakeSheetId, write("Done"))).toMatchObject({ refused: [] });
+    });
+
     it("reads every page of a folder's children", async () => {
         const { sim } = context;
         sim.core.configure({ rateLimit: { requests: 100_000, windowMs: 60_000 } });

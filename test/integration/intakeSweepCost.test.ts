@@ -92,15 +92,16 @@ describe("a routine intake sweep costs the same at any size", () => {
     const harness = useProvisioningHarness({ simulator: { clock: () => clock.at } });
 
     // The product-line folders, the template listing, the changed rows, one batched status write;
-    // the Jobs table: a point read of each changed approved row (20), one code query each (no
-    // entity found), and the queued jobs' index entries and rows (23 + 23).
+    // the Jobs table: a point read of each changed approved row (20), a point read of each code's
+    // index row (none found), each new job read again right before its Queued is written (20), and
+    // the queued jobs' index entries and rows (23 + 23).
     const routineCost = {
         queued: NEW_APPROVALS,
         rowsRead: NEW_APPROVALS,
         smartsheetCalls: 4,
         byOperation: { getFolderChildren: 2, getSheet: 1, updateRows: 1 },
-        jobPointReads: 43,
-        jobEntitiesRead: 46,
+        jobPointReads: 63,
+        jobEntitiesRead: 66,
     };
 
     it("at 50 rows", async () => {

@@ -67,6 +67,7 @@ function readOf(overrides: Partial<SweepRead> = {}): SweepRead {
         rows,
         rowsRead: rows.length,
         owedDone: [],
+        retriesDue: [],
         jobs: new Map(),
         codeHolders: new Map(),
         invalid: [],
@@ -173,10 +174,21 @@ describe("the sweep's plan", () => {
     });
 
     describe("rows that already have a job", () => {
-        it.each(["queued", "running", "parked"] as const)("leaves a %s job's row to its steps: no job write, no status", (state) => {
+        it.each(["queued", "running"] as const)("leaves a %s job's row to its steps: no job write, no status", (state) => {
             const plan = planSweep(readOf({ rows: [row(11, { status: "Typed by hand" })], jobs: new Map([[11, job(11, { state, instanceId: `provision-${PK}-11-a1` })]]) }), NOW);
             expect(plan.actions).toEqual([]);
             expect(plan.worked).toEqual([]);
+        });
+
+        it("regression #18.11 late In progress over Stalled: a parked job's row showing anything but its Stalled gets the Stalled back, without a job write", () => {
+            const parked = job(11, { state: "parked", stage: "copy", parkReason: "template folder gone", parkedAt: "2026-03-02T09:00:00.000Z" });
+            const plan = planSweep(readOf({ rows: [row(11, { status: "In progress" })], jobs: new Map([[11, parked]]) }), NOW);
+            expect(plan.actions.map((action) => action.type)).toEqual(["writeStatuses"]);
+            expect(statusesOf(plan)).toEqual([{ rowId: 11, status: "Stalled — template folder gone" }]);
+            const unticked = planSweep(readOf({ rows: [row(11, { approved: false, status: "In progress" })], jobs: new Map([[11, parked]]) }), NOW);
+            expect(statusesOf(unticked)).toEqual([{ rowId: 11, status: "Stalled — template folder gone" }]);
+            const showing = planSweep(readOf({ rows: [row(11, { status: "Stalled — template folder gone" })], jobs: new Map([[11, parked]]) }), NOW);
+            expect(showing.actions).toEqual([]);
         });
 
         it("repairs a done job's Done typed over, without a job write", () => {

@@ -16,6 +16,9 @@ export const apiErrors = {
     tokenMissing: () => new ApiError(401, 1001, "An Access Token is required."),
     tokenInvalid: () => new ApiError(401, 1002, "Your Access Token is invalid."),
     notAuthorized: () => new ApiError(403, 1004, "You are not authorized to perform this action."),
+    rowLocked: (detail?: Record<string, unknown>) => new ApiError(403, 1050, "You cannot edit a locked row.", detail),
+    lockedRowNotDeletable: () =>
+        new ApiError(403, 1092, "You cannot delete this row. Either it or one or more of its children are locked."),
     notFound: () => new ApiError(404, 1006, "Not Found."),
     unparsable: (reason: string) =>
         new ApiError(400, 1008, `Unable to parse request. The following error occurred: ${reason}`),

@@ -205,7 +205,20 @@ export class SimulatorCore {
         return this.config();
     }
 
-    /** Back to the freshly seeded workspace (same ids), with faults, calls and config as at start. */
+    /**
+     * Locks (or unlocks) rows of a sheet as a sheet admin would: the API's tokens then get 403/1050
+     * writing them. Answers every row of the sheet now locked. An unknown sheet or row is 404, and
+     * nothing changes.
+     */
+    lockRows(sheetId: number, rowIds: readonly number[], locked: boolean): number[] {
+        const sheet = this.workspace.sheet(sheetId);
+        const rows = rowIds.map((rowId) => sheet.rows.find((row) => row.id === rowId));
+        if (rows.some((row) => row === undefined)) throw apiErrors.notFound();
+        for (const row of rows) row!.locked = locked;
+        return sheet.rows.filter((row) => row.locked).map((row) => row.id);
+    }
+
+    /** Back to the freshly seeded workspace (same ids, no row locked) (same ids), with faults, calls and config as at start. */
     reset(): void {
         // The seeded workspace was built before the app ever ran: its sheets were last modified an hour ago.
         let seeding = true;

@@ -10,8 +10,9 @@ export interface AdminResponse {
 }
 
 const FaultsBody = z.strictObject({ rules: z.array(FaultRule) });
+const LockedRowsBody = z.strictObject({ sheetId: z.number().int().positive(), rowIds: z.array(z.number().int().positive()), locked: z.boolean() });
 
-/** `/__sim/…` for loopback callers: inspection, fault rules, run-time config and reset. */
+/** `/__sim/…` for loopback callers: inspection, fault rules, run-time config, locked rows and reset. */
 export function handleAdminRequest(core: SimulatorCore, method: string, path: string, bodyText: string): AdminResponse {
     const route = `${method.toUpperCase()} ${path.replace(/^\/__sim/, "").replace(/\/+$/, "") || "/"}`;
     try {
@@ -31,6 +32,10 @@ export function handleAdminRequest(core: SimulatorCore, method: string, path: st
                 return ok(core.config());
             case "POST /config":
                 return ok(core.configure(parse(SimConfigPatch, bodyText)));
+            case "POST /lockedRows": {
+                const { sheetId, rowIds, locked } = parse(LockedRowsBody, bodyText);
+                return ok({ locked: core.lockRows(sheetId, rowIds, locked) });
+            }
             case "POST /reset":
                 core.reset();
                 return ok({ reset: true, anchors: core.state().anchors });

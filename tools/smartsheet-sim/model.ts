@@ -54,6 +54,8 @@ export interface SimRow {
     createdAt: number;
     modifiedAt: number;
     cells: Map<number, SimCell>;
+    /** Locked by a sheet admin: the API's tokens (none of them an admin) may not edit or delete it. */
+    locked?: boolean;
 }
 
 export interface SimCrossSheetReference {

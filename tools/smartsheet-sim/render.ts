@@ -27,6 +27,8 @@ export interface ApiRow {
     parentId?: number;
     siblingId?: number;
     expanded: boolean;
+    locked?: boolean;
+    lockedForUser?: boolean;
     createdAt: string;
     modifiedAt: string;
     cells: ApiCell[];
@@ -126,6 +128,7 @@ export function renderRow(
         ...(row.parentId === undefined ? {} : { parentId: row.parentId }),
         ...(position?.siblingId === undefined ? {} : { siblingId: position.siblingId }),
         expanded: true,
+        ...(row.locked ? { locked: true, lockedForUser: true } : {}),
         createdAt: isoTime(row.createdAt),
         modifiedAt: isoTime(row.modifiedAt),
         cells: columns.flatMap((column) => renderCell(column, row.cells.get(column.id), options) ?? []),

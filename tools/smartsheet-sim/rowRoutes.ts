@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { apiErrors } from "./ApiError";
+import { ApiError, apiErrors } from "./ApiError";
 import { JsonId, parseBody } from "./parseBody";
 import { boolParam, idListParam } from "./queryParams";
 import { renderRows } from "./render";
@@ -66,35 +66,56 @@ export function deleteRows({ workspace, id, query }: RouteContext): unknown {
     const ignoreMissing = boolParam(query, "ignoreRowsNotFound") ?? false;
     const present = new Set(sheet.rows.map((row) => row.id));
     if (!ignoreMissing && ids.some((rowId) => !present.has(rowId))) throw apiErrors.notFound();
+    if (sheet.rows.some((row) => row.locked && ids.includes(row.id))) throw apiErrors.lockedRowNotDeletable();
     const doomed = new Set(ids.filter((rowId) => present.has(rowId)));
     sheet.rows = sheet.rows.filter((row) => !doomed.has(row.id));
     workspace.touch(sheet);
     return success([...doomed], sheet.version);
 }
 
-export function updateRows({ workspace, id, body }: RouteContext): unknown {
+/**
+ * `PUT /sheets/{id}/rows[?allowPartialSuccess=true]`. A row that cannot be written (locked, unknown,
+ * a bad cell) fails the whole call with that row's error and `detail: {index, rowId}`; with partial
+ * success allowed, the other rows are written and the answer is `PARTIAL_SUCCESS` (resultCode 3)
+ * with one `failedItems` entry per row refused.
+ */
+export function updateRows({ workspace, id, body, query }: RouteContext): unknown {
     const sheet = workspace.sheet(id("sheetId"));
     const inputs = parseRows(body);
-    const targets = inputs.map((input, index) => {
-        if (input.id === undefined) throw apiErrors.missingAttribute("row.id", { index });
+    const partial = boolParam(query, "allowPartialSuccess") ?? false;
+    const targets: Array<{ row: SimRow; cells: CellWrite[] }> = [];
+    const failedItems: Array<{ index: number; rowId: number | null; error: { errorCode: number; message: string; refId: string } }> = [];
+    inputs.forEach((input, index) => {
         if (locationKey(input) !== "default") throw apiErrors.unsupportedOperation("moving rows (the simulator does not move rows)");
-        const row = sheet.rows.find((candidate) => candidate.id === input.id);
-        if (!row) throw apiErrors.notFound();
-        return { row, cells: validateCells(sheet, input.cells ?? [], index, row.id) };
+        try {
+            if (input.id === undefined) throw apiErrors.missingAttribute("row.id", { index });
+            const row = sheet.rows.find((candidate) => candidate.id === input.id);
+            if (!row) throw apiErrors.notFound();
+            if (row.locked) throw apiErrors.rowLocked({ index, rowId: row.id });
+            targets.push({ row, cells: validateCells(sheet, input.cells ?? [], index, row.id) });
+        } catch (error) {
+            if (!partial || !(error instanceof ApiError)) throw error;
+            failedItems.push({ index, rowId: input.id ?? null, error: { errorCode: error.errorCode, message: error.message, refId: refIdOf(index) } });
+        }
     });
 
-    const now = workspace.touch(sheet);
+    const now = targets.length > 0 ? workspace.touch(sheet) : sheet.modifiedAt;
     for (const { row, cells } of targets) {
         applyCells(row, cells);
         row.modifiedAt = now;
     }
-    return success(
+    const written = success(
         renderRows(
             sheet,
             targets.map(({ row }) => row),
         ),
         sheet.version,
     );
+    return failedItems.length === 0 ? written : { ...written, message: "PARTIAL_SUCCESS", resultCode: 3, failedItems };
+}
+
+function refIdOf(index: number): string {
+    return `sim-${Date.now().toString(36)}-${index}`;
 }
 
 function parseRows(body: unknown): RowInput[] {

@@ -24,7 +24,22 @@ export interface SiteFailureAlert {
     failedAt: string;
 }
 
-export type Alert = ParkAlert | SiteFailureAlert;
+/** Smartsheet refused to write one intake row's status (locked, no permission to it): the sweep goes on and retries it with back-off. */
+export interface IntakeRowRefusedAlert {
+    event: "intake.rowRefused";
+    site: string;
+    jobKey: string;
+    intakeSheetId: string;
+    intakeRowId: string;
+    /** The status the row is owed. */
+    status: string;
+    errorCode?: number;
+    /** What Smartsheet said. */
+    message: string;
+    refusedAt: string;
+}
+
+export type Alert = ParkAlert | SiteFailureAlert | IntakeRowRefusedAlert;
 
 /** Where alerts go (a webhook today; a new channel is one class). `send` throws unless the channel took the alert. */
 export interface AlertChannel {
@@ -45,7 +60,7 @@ export class WebhookAlertChannel implements AlertChannel {
             headers: { "content-type": "application/json" },
             // A redirect could take the alert (and what it says) somewhere nobody configured.
             redirect: "manual",
-            body: JSON.stringify(alert.event === "job.parked" ? this.parkBody(alert) : siteFailureBody(alert)),
+            body: JSON.stringify(alert.event === "job.parked" ? this.parkBody(alert) : alert.event === "site.failed" ? siteFailureBody(alert) : rowRefusedBody(alert)),
             signal: AbortSignal.timeout(10_000),
         });
         // Nothing of the answer is needed but its status: never read (or wait for) a body of any size.
@@ -73,6 +88,10 @@ export class WebhookAlertChannel implements AlertChannel {
     }
 }
 
+
+function rowRefusedBody(alert: IntakeRowRefusedAlert): object {
+    return { ...alert, status: inertText(alert.status), message: inertText(alert.message) };
+}
 
 function siteFailureBody(alert: SiteFailureAlert): object {
     return { event: alert.event, site: alert.site, run: alert.run, reason: inertText(alert.reason), failedAt: alert.failedAt };

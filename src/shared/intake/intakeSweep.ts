@@ -1,19 +1,32 @@
 import { createHash } from "node:crypto";
-import { currentInstanceId, formatJobKey, type JobKey } from "../jobs/JobRow";
-import { JobConcurrencyError, JobExistsError, JobStateConflictError, readOrReport, reportInvalidJobs, type InvalidJob, type StoredJob } from "../jobs/JobStore";
+import { currentInstanceId, formatJobKey, JobState, type JobKey } from "../jobs/JobRow";
+import {
+    InvalidJobRowError,
+    JobConcurrencyError,
+    JobExistsError,
+    JobStateConflictError,
+    ProductCodeTakenError,
+    readOrReport,
+    reportInvalidJobs,
+    type InvalidJob,
+    type StoredJob,
+} from "../jobs/JobStore";
 import { JobLife } from "../jobs/jobLife";
 import type { Orchestrations } from "../orchestration/Orchestrations";
 import { prepareBlueprint } from "../provisioning/blueprintSource";
 import type { ProvisioningDeps } from "../provisioning/ProvisioningDeps";
 import { columnIdsByTitle } from "../smartsheet/columns";
 import type { Row, Sheet } from "../smartsheet/model";
-import type { SmartsheetPort } from "../smartsheet/SmartsheetPort";
+import type { RefusedRow, SmartsheetPort } from "../smartsheet/SmartsheetPort";
 import { forEachSite, type SiteFailure } from "../sites/eachSite";
 import type { Site } from "../sites/Sites";
 import { IntakeColumns, IntakeStatus } from "../intakeRow/intakeStatus";
 import { rowsModifiedSince, type IntakeCursorStore } from "./IntakeCursorStore";
 import {
+    codeTakenReason,
+    owedIntakeStatus,
     planFollowUp,
+    refusalBackoffMs,
     planSweep,
     readingOf,
     rowsToJudge,
@@ -26,6 +39,7 @@ import {
     type OutstandingRead,
     type SweepAction,
     type SweepKind,
+    type StatusWrite,
     type SweepRead,
 } from "./sweepPlan";
 
@@ -52,6 +66,8 @@ export interface SweepReport {
     /** Jobs whose intake row needed work that a routine sweep would not have read (full sweeps only). */
     missedByCursor: string[];
     statusesWritten: number;
+    /** Jobs whose intake row refused its status (locked, no permission): retried with back-off, ops told once. */
+    statusesRefused: string[];
     smartsheetCalls: number;
 }
 
@@ -101,9 +117,9 @@ export async function sweepSite(deps: SweepDeps, site: Site, kind: SweepKind = "
 
     const read = await readSweep(deps, site, smartsheet, kind);
     const plan = planSweep(read, startedAt);
-    const rowWork = await applySweepActions(deps, smartsheet, plan.actions);
+    const rowWork = await applySweepActions(deps, smartsheet, plan.actions, site);
     const outstanding = await readOutstanding(deps, read, new Set(plan.queuing.filter((jobKey) => rowWork.landed.has(jobKey))));
-    const followUp = await applySweepActions(deps, smartsheet, planFollowUp(read, plan, rowWork.landed, outstanding, startedAt));
+    const followUp = await applySweepActions(deps, smartsheet, planFollowUp(read, plan, rowWork.landed, outstanding, startedAt), site);
 
     const report: SweepReport = {
         site: site.name,
@@ -116,12 +132,14 @@ export async function sweepSite(deps: SweepDeps, site: Site, kind: SweepKind = "
         requeued: followUp.requeued,
         missedByCursor: followUp.missedByCursor,
         statusesWritten: rowWork.statusesWritten,
+        statusesRefused: rowWork.statusesRefused,
         smartsheetCalls: smartsheet.calls().total,
     };
     deps.log.info(
         `intake sweep of site ${site.name} (${kind}, ${readingOf(read)}): ${report.rowsRead} rows read, ${report.approvedRows} approved, ${report.queued.length} queued, ` +
             `${report.rejected.length} rejected, ${report.requeued.length} re-sent, ` +
             (kind === "full" ? `${report.missedByCursor.length} missed by the cursor, ` : "") +
+            (report.statusesRefused.length > 0 ? `${report.statusesRefused.length} statuses refused by their rows, ` : "") +
             `${report.smartsheetCalls} Smartsheet calls`,
     );
     return report;
@@ -164,7 +182,11 @@ async function readSweep(deps: SweepDeps, site: Site, smartsheet: SmartsheetPort
     const doneElsewhere = await deps.jobs.listDoneWithIntakeStatusOtherThan(pk, IntakeStatus.done);
     invalid.push(...doneElsewhere.invalid);
     const owedDone = doneElsewhere.found.filter((job) => !job.row.intakeRowGoneAt);
-    const unread = owedDone.map((job) => Number(job.row.intakeRowId)).filter((rowId) => !rows.has(rowId));
+    // A row that refused a status is written again once its back-off ends, at any age.
+    const retries = await deps.jobs.listIntakeStatusRetriesDue(pk, deps.now());
+    invalid.push(...retries.invalid);
+    const retriesDue = retries.found.filter((job) => !job.row.intakeRowGoneAt);
+    const unread = [...new Set([...owedDone, ...retriesDue].map((job) => Number(job.row.intakeRowId)))].filter((rowId) => !rows.has(rowId));
     for (let start = 0; start < unread.length; start += ROW_IDS_PER_READ) {
         const byId = await smartsheet.getSheet(intakeSheetId, { rowIds: unread.slice(start, start + ROW_IDS_PER_READ) });
         for (const row of byId.rows) rows.set(row.id, readIntakeRow(row, columns));
@@ -172,7 +194,7 @@ async function readSweep(deps: SweepDeps, site: Site, smartsheet: SmartsheetPort
 
     const inHand = [...rows.values()];
     const { approved, unapproved } = rowsWhoseJobIsRead(inHand);
-    const jobs = new Map<number, StoredJob | undefined>();
+    const jobs = new Map<number, StoredJob | undefined>(retriesDue.map((job) => [Number(job.row.intakeRowId), job]));
     const readJobs = async (of: readonly IntakeRow[]) => {
         for (const row of of) {
             if (jobs.has(row.rowId)) continue;
@@ -205,6 +227,7 @@ async function readSweep(deps: SweepDeps, site: Site, smartsheet: SmartsheetPort
         rows: inHand,
         rowsRead,
         owedDone,
+        retriesDue,
         jobs,
         codeHolders,
         invalid,
@@ -235,6 +258,9 @@ interface Applied {
     requeued: string[];
     missedByCursor: string[];
     statusesWritten: number;
+    statusesRefused: string[];
+    /** Rows whose status was refused, or not written because their job moved on. */
+    notWritten: Set<number>;
 }
 
 /**
@@ -244,8 +270,8 @@ interface Applied {
  * not land, and nothing that depends on it happens. Any other failure stops the sweep there, so
  * the cursor stays where it was.
  */
-async function applySweepActions(deps: SweepDeps, smartsheet: SmartsheetPort, actions: readonly SweepAction[]): Promise<Applied> {
-    const applied: Applied = { landed: new Set(), queued: [], rejected: [], requeued: [], missedByCursor: [], statusesWritten: 0 };
+async function applySweepActions(deps: SweepDeps, smartsheet: SmartsheetPort, actions: readonly SweepAction[], site: Site): Promise<Applied> {
+    const applied: Applied = { landed: new Set(), queued: [], rejected: [], requeued: [], missedByCursor: [], statusesWritten: 0, statusesRefused: [], notWritten: new Set() };
     const landed = (jobKey: string | undefined) => jobKey === undefined || applied.landed.has(jobKey);
     const log = (line: LogLine) => (line.level === "warn" ? deps.log.warn(line.text) : deps.log.info(line.text));
     for (const action of actions) {
@@ -254,34 +280,43 @@ async function applySweepActions(deps: SweepDeps, smartsheet: SmartsheetPort, ac
                 await deps.jobs.update(action.key, (row) => ({ ...row, intakeRowGoneAt: action.goneAt }), { from: JobLife.whileDone.from });
                 log(action.line);
                 break;
-            case "queueJob":
-                if (!(await writeOrKeep(deps, action.write))) break;
+            case "queueJob": {
+                const outcome = await writeOrKeep(deps, action.write);
+                if (outcome === "kept") break;
+                if (outcome === "codeTaken") {
+                    // An overlapping sweep gave the code to another row between this sweep's read and its write.
+                    const reason = codeTakenReason(jobInputOf(action.write).productCode);
+                    if ((await writeOrKeep(deps, rejectedWrite(action.write, reason))) !== "written") break;
+                    deps.log.warn(`job ${action.jobKey} rejected: ${reason}`);
+                    applied.landed.add(action.jobKey);
+                    applied.rejected.push(action.jobKey);
+                    break;
+                }
                 log(action.line);
                 applied.landed.add(action.jobKey);
                 applied.queued.push(action.jobKey);
                 break;
+            }
             case "rejectRequest":
-                if (action.write && !(await writeOrKeep(deps, action.write))) break;
+                if (action.write && (await writeOrKeep(deps, action.write)) !== "written") break;
                 log(action.line);
                 applied.landed.add(action.jobKey);
                 applied.rejected.push(action.jobKey);
                 break;
-            case "writeStatuses": {
-                const updates = action.statuses
-                    .filter((write) => landed(write.ifLanded))
-                    .map((write) => ({ id: write.rowId, cells: [{ columnId: action.statusColumnId, value: write.status }] }));
-                for (let start = 0; start < updates.length; start += ROWS_PER_UPDATE) {
-                    await smartsheet.updateRows(action.intakeSheetId, updates.slice(start, start + ROWS_PER_UPDATE));
-                }
-                applied.statusesWritten += updates.length;
+            case "writeStatuses":
+                await writeStatuses(deps, smartsheet, site, action.intakeSheetId, action.statusColumnId, action.statuses.filter((write) => landed(write.ifLanded)), applied);
                 break;
-            }
+            case "settleRefusal":
+                await deps.jobs.update(action.key, (row) => ({ ...row, intakeStatusRefusal: undefined, intakeStatusRetryAt: undefined }), { from: JobState.options });
+                log(action.line);
+                break;
             case "noteDoneWritten":
+                if (applied.notWritten.has(Number(action.key.rk))) break;
                 await deps.jobs.update(action.key, (row) => ({ ...row, intakeStatus: IntakeStatus.done, intakeStatusError: undefined }), { from: JobLife.whileDone.from });
                 if (action.line) log(action.line);
                 break;
             case "sendMessage":
-                if (landed(action.ifLanded)) await deps.enqueue(action.key);
+                if (applied.queued.includes(action.ifLanded)) await deps.enqueue(action.key);
                 break;
             case "requeue":
                 await deps.enqueue(action.key);
@@ -303,16 +338,136 @@ async function applySweepActions(deps: SweepDeps, smartsheet: SmartsheetPort, ac
     return applied;
 }
 
-/** Writes a row's job; false when an overlapping sweep wrote it since it was read (its row and status stand). */
-async function writeOrKeep(deps: SweepDeps, write: JobWrite): Promise<boolean> {
+/**
+ * The intake statuses, each re-read from its job right before the write (the job may have moved
+ * on since the sweep read it: an overlapping sweep sent its message, it started, it finished):
+ * what its state owes then is written, or nothing for a running job. Each row is written or
+ * refused on its own (partial success), so a row Smartsheet refuses (locked, no permission to it)
+ * stops no other row: it is noted on its job, retried with back-off, and named to ops once.
+ */
+async function writeStatuses(
+    deps: SweepDeps,
+    smartsheet: SmartsheetPort,
+    site: Site,
+    intakeSheetId: number,
+    statusColumnId: number,
+    planned: readonly StatusWrite[],
+    applied: Applied,
+): Promise<void> {
+    const due: Array<{ write: StatusWrite & { key: JobKey }; job: StoredJob }> = [];
+    for (const plannedWrite of planned) {
+        const write = { ...plannedWrite, key: { pk: String(intakeSheetId), rk: String(plannedWrite.rowId) } };
+        const job = await deps.jobs.get(write.key).catch((error: unknown) => {
+            if (error instanceof InvalidJobRowError) return undefined;
+            throw error;
+        });
+        const owed = job && owedIntakeStatus(job.row);
+        if (job && owed !== undefined) due.push({ write: { ...write, status: owed }, job });
+        else applied.notWritten.add(write.rowId);
+    }
+    for (let start = 0; start < due.length; start += ROWS_PER_UPDATE) {
+        const batch = due.slice(start, start + ROWS_PER_UPDATE);
+        const answer = await smartsheet.updateRowsEach(
+            intakeSheetId,
+            batch.map(({ write }) => ({ id: write.rowId, cells: [{ columnId: statusColumnId, value: write.status }] })),
+        );
+        const refused = new Map(answer.refused.map((row) => [row.rowId, row]));
+        for (const { write, job } of batch) {
+            const refusal = refused.get(write.rowId);
+            if (refusal) {
+                applied.notWritten.add(write.rowId);
+                applied.statusesRefused.push(formatJobKey(write.key));
+                await noteRefusal(deps, site, write, refusal);
+            } else {
+                applied.statusesWritten += 1;
+                if (job.row.intakeStatusRefusal || job.row.intakeStatusRetryAt) {
+                    await deps.jobs.update(write.key, (row) => ({ ...row, intakeStatusRefusal: undefined, intakeStatusRetryAt: undefined }), { from: JobState.options });
+                    deps.log.info(`job ${formatJobKey(write.key)}: intake row ${write.rowId} took "${write.status}" after ${job.row.intakeStatusRefusal?.refusals ?? 1} refusal(s)`);
+                }
+            }
+        }
+    }
+}
+
+/**
+ * A row refused its status: the job notes it and when the sweep tries again (a back-off doubling
+ * per refusal); the first refusal of a spell is an error line and an alert naming the row and what
+ * Smartsheet said, later ones a warning. An alert that does not go through is tried at the next refusal.
+ */
+async function noteRefusal(deps: SweepDeps, site: Site, write: StatusWrite & { key: JobKey }, refusal: RefusedRow): Promise<void> {
+    const now = deps.now();
+    const jobKey = formatJobKey(write.key);
+    const noted = await deps.jobs.update(
+        write.key,
+        (row) => {
+            const prior = row.intakeStatusRefusal;
+            const refusals = (prior?.refusals ?? 0) + 1;
+            return {
+                ...row,
+                intakeStatusRefusal: {
+                    status: write.status,
+                    ...(refusal.errorCode === undefined ? {} : { errorCode: refusal.errorCode }),
+                    message: refusal.message,
+                    refusals,
+                    firstRefusedAt: prior?.firstRefusedAt ?? now.toISOString(),
+                    alerted: prior?.alerted ?? false,
+                },
+                intakeStatusRetryAt: new Date(now.getTime() + refusalBackoffMs(refusals)).toISOString(),
+            };
+        },
+        { from: JobState.options },
+    );
+    const said = `Smartsheet said ${refusal.errorCode ?? "?"}: ${refusal.message}`;
+    const state = noted.row.intakeStatusRefusal!;
+    if (state.alerted) {
+        deps.log.warn(`job ${jobKey}: intake row ${write.rowId} refused "${write.status}" again (${state.refusals} times; ${said}); next try after ${noted.row.intakeStatusRetryAt}`);
+        return;
+    }
+    deps.log.error(
+        `job ${jobKey}: intake row ${write.rowId} of site ${site.name} refused "${write.status}" (${said}); every other row was written. ` +
+            `Unlock the row or give the token's user edit rights to it; the sweep tries again after ${noted.row.intakeStatusRetryAt}`,
+    );
     try {
-        if ("create" in write) await deps.jobs.create(write.create);
-        else await deps.jobs.replace(write.replace, write.with, { from: JobLife.reconsider.from });
-        return true;
+        await deps.alerts?.send({
+            event: "intake.rowRefused",
+            site: site.name,
+            jobKey,
+            intakeSheetId: write.key.pk,
+            intakeRowId: write.key.rk,
+            status: write.status,
+            ...(refusal.errorCode === undefined ? {} : { errorCode: refusal.errorCode }),
+            message: refusal.message,
+            refusedAt: now.toISOString(),
+        });
     } catch (error) {
-        if (error instanceof JobExistsError || error instanceof JobConcurrencyError || error instanceof JobStateConflictError) return false;
+        deps.log.error(`job ${jobKey}: the alert that intake row ${write.rowId} refused its status did not go through (${error instanceof Error ? error.message : String(error)}); the line above is the alert, and the next refusal tries again`);
+        return;
+    }
+    await deps.jobs.update(write.key, (row) => (row.intakeStatusRefusal ? { ...row, intakeStatusRefusal: { ...row.intakeStatusRefusal, alerted: true } } : undefined), { from: JobState.options });
+}
+
+/** Writes a row's job: `kept` when an overlapping sweep wrote it since it was read (its row and status stand), `codeTaken` when another job holds its code. */
+async function writeOrKeep(deps: SweepDeps, write: JobWrite): Promise<"written" | "kept" | "codeTaken"> {
+    try {
+        if ("create" in write) await deps.jobs.create(write.create, { reserveCode: true });
+        else await deps.jobs.replace(write.replace, write.with, { from: JobLife.reconsider.from, reserveCode: true });
+        return "written";
+    } catch (error) {
+        if (error instanceof ProductCodeTakenError) return "codeTaken";
+        if (error instanceof JobExistsError || error instanceof JobConcurrencyError || error instanceof JobStateConflictError) return "kept";
         throw error;
     }
+}
+
+function jobInputOf(write: JobWrite) {
+    return "create" in write ? write.create : write.with;
+}
+
+/** The same row's job written rejected instead of queued, with `reason`. */
+function rejectedWrite(write: JobWrite, reason: string): JobWrite {
+    const { lineFolderId: _line, instanceId: _instance, ...rest } = jobInputOf(write);
+    const rejected = { ...rest, state: "rejected" as const, attempt: "create" in write ? 1 : write.replace.row.attempt, rejectReason: reason, intakeStatus: IntakeStatus.rejected(reason) };
+    return "create" in write ? { create: rejected } : { replace: write.replace, with: rejected };
 }
 
 /** What a verdict depends on besides the row itself: the product lines and the template's sheet names. */

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { formatJobKey, type JobKey, type JobRowInput } from "../jobs/JobRow";
+import { formatJobKey, type JobKey, type JobRow, type JobRowInput } from "../jobs/JobRow";
 import type { InvalidJob, StoredJob } from "../jobs/JobStore";
 import { instanceIdFor } from "../jobs/instanceIds";
 import { cleanText, composeProductNames, NameDoesNotFitError } from "../naming/productNames";
@@ -75,6 +75,8 @@ export interface SweepRead {
     rowsRead: number;
     /** Done jobs whose Done never reached their intake row (and whose row was not known gone). */
     owedDone: readonly StoredJob[];
+    /** Jobs whose intake row refused the sweep's status and whose back-off has ended: their rows are read by id too. */
+    retriesDue: readonly StoredJob[];
     /** The job of each row that `rowsWhoseJobIsRead` names; `undefined` for none, or one that does not parse. */
     jobs: ReadonlyMap<number, StoredJob | undefined>;
     /** Product codes of the rows to judge that a job already holds, and the row key of that job. */
@@ -92,11 +94,46 @@ export interface LogLine {
     text: string;
 }
 
-/** One intake status to write; with `ifLanded`, only if that job's write landed (an overlapping sweep may have written the job first). */
+/**
+ * One intake status to write; with `ifLanded`, only if that job's write landed (an overlapping
+ * sweep may have written the job first). The apply re-reads the row's job right before the write
+ * and writes what its state owes then (`owedIntakeStatus`), or nothing.
+ */
 export interface StatusWrite {
     rowId: number;
     status: string;
     ifLanded?: string;
+}
+
+/** The intake status a job's state owes its row; none for a running job (its steps write its statuses). */
+export function owedIntakeStatus(job: JobRow): string | undefined {
+    switch (job.state) {
+        case "queued":
+            return IntakeStatus.queued;
+        case "parked":
+            return IntakeStatus.stalled(job.parkReason ?? "parked");
+        case "done":
+            return IntakeStatus.done;
+        case "rejected":
+            return IntakeStatus.rejected(job.rejectReason ?? "invalid request");
+        case "running":
+            return undefined;
+    }
+}
+
+/** Why a row whose product code another job holds is rejected. */
+export function codeTakenReason(productCode: string): string {
+    return `Product Code ${productCode} is already provisioned by another intake row`;
+}
+
+/** How long the sweep leaves an intake row alone after its `refusals`-th refusal: 2 minutes, doubling, at most an hour. */
+export function refusalBackoffMs(refusals: number): number {
+    return Math.min(60 * 60_000, 2 * 60_000 * 2 ** Math.max(0, refusals - 1));
+}
+
+/** Whether the job's intake row refused a status and its back-off has not ended at `now`. */
+export function backingOff(job: JobRow | undefined, now: Date): boolean {
+    return job?.intakeStatusRetryAt !== undefined && Date.parse(job.intakeStatusRetryAt) > now.getTime();
 }
 
 /**
@@ -105,6 +142,8 @@ export interface StatusWrite {
  * it in `ifLanded` happens only if it landed.
  */
 export type SweepAction =
+    /** A refused row's back-off ended and it shows what its job owes now (or nothing is owed): the refusal is over. */
+    | { type: "settleRefusal"; key: JobKey; line: LogLine }
     /** A done job's intake row is gone: note it on the job, so no Done is owed any more. */
     | { type: "noteIntakeRowGone"; key: JobKey; goneAt: string; line: LogLine }
     /** A valid request: its job is written queued; its Queued and its message follow. */
@@ -206,7 +245,7 @@ export function planSweep(read: SweepRead, now: Date): SweepPlan {
             line: { level: "info", text: `job ${formatJobKey(key)} is done, but its intake row ${job.row.intakeRowId} is gone: no Done left to write` },
         });
     }
-    const announcing = read.owedDone.filter((job) => rows.has(Number(job.row.intakeRowId)));
+    const announcing = read.owedDone.filter((job) => rows.has(Number(job.row.intakeRowId)) && !backingOff(job.row, now));
 
     const { approved, unapproved } = rowsWhoseJobIsRead(read.rows);
     const candidates = rowsToJudge(approved, read.jobs, read.invalid, read.intakeSheetId);
@@ -220,22 +259,30 @@ export function planSweep(read: SweepRead, now: Date): SweepPlan {
         if (!worked.has(rowId)) worked.set(rowId, ifLanded === undefined ? { rowId } : { rowId, ifLanded });
     };
     const setStatus = (row: IntakeRow, status: string, ifLanded?: string) => {
-        if (row.status === status) return;
+        if (row.status === status || (ifLanded === undefined && backingOff(read.jobs.get(row.rowId)?.row, now))) return;
         statuses.set(row.rowId, ifLanded === undefined ? { rowId: row.rowId, status } : { rowId: row.rowId, status, ifLanded });
         work(row.rowId, ifLanded);
     };
 
-    // A final status cannot move any more, so writing it races with nobody. A queued, running or
-    // parked job's cell is its steps' business: the sweep writing it could land on a later stage.
-    for (const row of approved) {
-        if (read.jobs.get(row.rowId)?.row.state === "done") setStatus(row, IntakeStatus.done);
-    }
-    for (const row of unapproved) {
+    // A final status cannot move any more, so writing it races with nobody. A parked job's Stalled
+    // is put back over anything else (a late `In progress` from its resume, a customer's typing); the
+    // apply re-reads each job right before the write and writes what its state owes then. A queued or
+    // running job's cell is its steps' business: the sweep writing it could land on a later stage.
+    for (const row of [...approved, ...unapproved]) {
         const job = read.jobs.get(row.rowId)?.row;
-        if (job?.state === "done") setStatus(row, IntakeStatus.done);
-        if (job?.state === "rejected") setStatus(row, IntakeStatus.rejected(job.rejectReason ?? "invalid request"));
+        if (job?.state === "done" || job?.state === "parked" || (job?.state === "rejected" && !row.approved)) setStatus(row, owedIntakeStatus(job)!);
     }
     for (const job of announcing) setStatus(rows.get(Number(job.row.intakeRowId))!, IntakeStatus.done);
+    // Rows that refused a status: their back-off has ended, so what their job owes is written again.
+    for (const job of read.retriesDue) {
+        const row = rows.get(Number(job.row.intakeRowId));
+        const owed = owedIntakeStatus(job.row);
+        if (!row) continue;
+        if (owed === undefined || row.status === owed) {
+            const key = { pk, rk: job.row.intakeRowId };
+            actions.push({ type: "settleRefusal", key, line: { level: "info", text: `job ${formatJobKey(key)}: intake row ${row.rowId} needs no status from the sweep any more; its refusal is settled` } });
+        } else setStatus(row, owed);
+    }
 
     const queuing: JobKey[] = [];
     for (const row of [...candidates].sort((a, b) => a.rowNumber - b.rowNumber)) {
@@ -376,7 +423,7 @@ function validate(row: IntakeRow, lines: ReadonlyMap<string, number>, codesTaken
     const request = parsed.data;
     const owner = codesTaken.get(request.productCode);
     if (owner !== undefined && owner !== row.rowId) {
-        return { ok: false, reason: `Product Code ${request.productCode} is already provisioned by another intake row` };
+        return { ok: false, reason: codeTakenReason(request.productCode) };
     }
     if (!lines.has(request.productLine)) {
         return { ok: false, reason: `Product Line "${request.productLine}" has no folder under Products (known: ${[...lines.keys()].join(", ")})` };

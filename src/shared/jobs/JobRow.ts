@@ -153,6 +153,22 @@ export const JobRow = z.object({
     intakeStatus: z.string().optional(),
     /** Why the last status could not be written onto the intake row (deleted, locked…); the job went on. */
     intakeStatusError: z.string().optional(),
+    /**
+     * The intake row refused the status the sweep wrote (locked, no permission to that row): what
+     * Smartsheet said, how many sweeps it refused, whether ops was told (once per refusal spell).
+     */
+    intakeStatusRefusal: json(
+        z.object({
+            status: z.string(),
+            errorCode: z.number().optional(),
+            message: z.string(),
+            refusals: z.number().int().min(1),
+            firstRefusedAt: Timestamp,
+            alerted: z.boolean(),
+        }),
+    ).optional(),
+    /** The sweep writes the refused status again from then on (a back-off doubling per refusal); sweeps before it leave the row alone. */
+    intakeStatusRetryAt: Timestamp.optional(),
     /** When the sweep, repairing a `Done` that never reached the intake row, found the row deleted: nothing is left to repair. */
     intakeRowGoneAt: Timestamp.optional(),
     /** Ids of the intake sheet's `Status` and `Folder` columns, as the sweep found them. */

@@ -35,6 +35,18 @@ export class JobExistsError extends Error {
     }
 }
 
+/** Another job of the intake sheet holds the product code (its code index row says which): nothing was written. */
+export class ProductCodeTakenError extends Error {
+    constructor(
+        readonly key: JobKey,
+        readonly productCode: string,
+        readonly holderRowKey: string,
+    ) {
+        super(`Job ${formatJobKey(key)} cannot take Product Code ${productCode}: job ${formatJobKey({ pk: key.pk, rk: holderRowKey })} holds it.`);
+        this.name = "ProductCodeTakenError";
+    }
+}
+
 export class JobNotFoundError extends Error {
     constructor(readonly key: JobKey) {
         super(`Job ${formatJobKey(key)} does not exist.`);
@@ -70,6 +82,14 @@ export interface WriteOptions {
     from: readonly JobState[];
 }
 
+export interface CodeOptions {
+    /**
+     * The job takes its product code in the same transaction (the sweep's writes): a `code-<code>`
+     * row, created only if no job holds the code, else `ProductCodeTakenError` and nothing written.
+     */
+    reserveCode?: boolean;
+}
+
 /**
  * Active-index entry: one per queued, running or parked job, in the job's own partition, written
  * with the job row. A copy of what the reaper and the reconciler sift by, so that they read a
@@ -89,16 +109,25 @@ export type IndexEntry = z.infer<typeof IndexEntry>;
 const INDEX_PREFIX = "active-";
 const INDEX_END = "active."; // the next character after "-": bounds the RowKey range
 const INT32_MAX = 2 ** 31 - 1;
+/** Code index rows `code-<productCode>`: one per code a job holds, created in the job's own transaction. */
+const CODE_PREFIX = "code-";
+/** Written once every job of the partition that held a code before the index existed has its code row. */
+const CODES_INDEXED = "codes-indexed";
 
 /**
  * The Jobs table. One row per product request (PartitionKey = intake sheet id, RowKey = intake
  * row id) plus, in the same partition, an index row `active-<rowId>` for every job that is
  * queued, running or parked, written in the same transaction as the job row. The reaper and
- * the reconciler read only the index, so their cost does not grow with finished jobs.
+ * the reconciler read only the index, so their cost does not grow with finished jobs. A job that
+ * the sweep queues holds its product code with a row `code-<code>` in the partition too, created
+ * in the same transaction as the job's first non-rejected write: two sweeps cannot both give one
+ * code to two rows.
  */
 export class JobStore {
     /** Entities returned by the table so far (reads are what cost time and money). */
     entitiesRead = 0;
+    /** Partitions known to have every code holder in the code index (it never stops being true). */
+    private readonly codesIndexed = new Set<string>();
 
     constructor(
         private readonly table: TableClient,
@@ -137,17 +166,20 @@ export class JobStore {
     }
 
     /** Writes a new job row; a row that already exists is a `JobExistsError` and is left as is. */
-    async create(input: JobRowInput): Promise<StoredJob> {
+    async create(input: JobRowInput, options: CodeOptions = {}): Promise<StoredJob> {
         const row = JobRow.parse(input);
         const key = { pk: row.intakeSheetId, rk: row.intakeRowId };
         const actions: TransactionAction[] = [["create", encode(row)]];
         if (ACTIVE_STATES.includes(row.state)) actions.push(["create", indexEntity(row)]);
+        const reserving = options.reserveCode === true && holdsCode(row);
+        if (reserving) actions.push(["create", codeEntity(row)]);
         try {
             const result = await this.table.submitTransaction(actions);
             return { row, etag: etagOf(result.subResponses, key.rk) };
         } catch (error) {
-            if (statusOf(error) === 409) throw new JobExistsError(key);
-            throw error;
+            if (statusOf(error) !== 409) throw error;
+            if (!reserving || (await this.get(key).catch(() => "unreadable"))) throw new JobExistsError(key);
+            throw await this.codeConflict(key, row.productCode, error);
         }
     }
 
@@ -155,7 +187,7 @@ export class JobStore {
      * Replaces `current` with `next` if nobody wrote the row since `current` was read and
      * `current` is in one of the allowed states. Keys cannot change.
      */
-    async replace(current: StoredJob, next: JobRowInput, options: WriteOptions): Promise<StoredJob> {
+    async replace(current: StoredJob, next: JobRowInput, options: WriteOptions & CodeOptions): Promise<StoredJob> {
         const key = { pk: current.row.intakeSheetId, rk: current.row.intakeRowId };
         if (!options.from.includes(current.row.state)) {
             throw new JobStateConflictError(key, current.row.state, options.from);
@@ -169,12 +201,16 @@ export class JobStore {
             : wasActive
               ? ["delete", { partitionKey: key.pk, rowKey: INDEX_PREFIX + key.rk }]
               : undefined;
+        // A rejected job given a code takes it in the same transaction (no other write changes a held code).
+        const codeAction: TransactionAction | undefined =
+            options.reserveCode === true && !holdsCode(current.row) && holdsCode(row) ? ["create", codeEntity(row)] : undefined;
         try {
-            const result = await this.table.submitTransaction(indexAction ? [jobAction, indexAction] : [jobAction]);
+            const result = await this.table.submitTransaction([jobAction, ...(indexAction ? [indexAction] : []), ...(codeAction ? [codeAction] : [])]);
             return { row, etag: etagOf(result.subResponses, key.rk) };
         } catch (error) {
             const status = statusOf(error);
             if (status === 412) throw new JobConcurrencyError(key);
+            if (status === 409 && codeAction) throw await this.codeConflict(key, row.productCode, error);
             if (status === 404 && indexAction?.[0] === "delete") {
                 // The index entry was already gone: write the job row alone.
                 const result = await this.table.submitTransaction([jobAction]).catch((retryError: unknown) => {
@@ -247,16 +283,63 @@ export class JobStore {
 
     /**
      * The row key of a job of one intake sheet that holds `productCode` (any state but rejected),
-     * found in the table itself: its intake row may be gone from the sheet. Reads only matching
-     * entities (the table filters), one query per code asked about.
+     * found in the table itself (its intake row may be gone from the sheet): a point read of the
+     * code index. The first look at a partition indexes the codes of jobs written before the
+     * index existed (one query, once).
      */
     async holderOfCode(pk: string, productCode: string): Promise<string | undefined> {
-        const filter = odata`PartitionKey eq ${pk} and kind eq ${"job"} and productCode eq ${productCode} and state ne ${"rejected"}`;
-        for await (const entity of this.table.listEntities<Record<string, unknown>>({ queryOptions: { filter, select: ["RowKey"] } })) {
+        const indexed = await this.codeIndexEntry(pk, productCode);
+        if (indexed !== undefined || this.codesIndexed.has(pk)) return indexed;
+        if (!(await this.entityExists(pk, CODES_INDEXED))) await this.indexCodesOfOlderJobs(pk);
+        this.codesIndexed.add(pk);
+        return this.codeIndexEntry(pk, productCode);
+    }
+
+    private async codeIndexEntry(pk: string, productCode: string): Promise<string | undefined> {
+        try {
+            const entity = await this.table.getEntity<Record<string, unknown>>(pk, CODE_PREFIX + productCode);
             this.counted();
-            return String(entity.rowKey);
+            return String(entity.jobRowKey);
+        } catch (error) {
+            if (error instanceof RestError && error.statusCode === 404) return undefined;
+            throw error;
         }
-        return undefined;
+    }
+
+    private async entityExists(pk: string, rowKey: string): Promise<boolean> {
+        try {
+            await this.table.getEntity(pk, rowKey);
+            this.counted();
+            return true;
+        } catch (error) {
+            if (error instanceof RestError && error.statusCode === 404) return false;
+            throw error;
+        }
+    }
+
+    /** Code rows for the jobs that held a code before the index existed (the first holder met wins), then the mark that says so. */
+    private async indexCodesOfOlderJobs(pk: string): Promise<void> {
+        const filter = odata`PartitionKey eq ${pk} and kind eq ${"job"} and state ne ${"rejected"}`;
+        for await (const entity of this.table.listEntities<Record<string, unknown>>({ queryOptions: { filter, select: ["RowKey", "productCode"] } })) {
+            this.counted();
+            if (typeof entity.productCode !== "string" || entity.productCode === "") continue;
+            await this.createIgnoringConflict({ partitionKey: pk, rowKey: CODE_PREFIX + entity.productCode, kind: "code", jobRowKey: String(entity.rowKey) });
+        }
+        await this.createIgnoringConflict({ partitionKey: pk, rowKey: CODES_INDEXED, kind: "mark" });
+    }
+
+    private async createIgnoringConflict(entity: { partitionKey: string; rowKey: string } & Record<string, unknown>): Promise<void> {
+        try {
+            await this.table.createEntity(entity);
+        } catch (error) {
+            if (statusOf(error) !== 409) throw error;
+        }
+    }
+
+    /** The error for a job write refused with 409 because of its code row: who holds the code. */
+    private async codeConflict(key: JobKey, productCode: string, cause: unknown): Promise<Error> {
+        const holder = await this.codeIndexEntry(key.pk, productCode);
+        return holder !== undefined && holder !== key.rk ? new ProductCodeTakenError(key, productCode, holder) : (cause as Error);
     }
 
     /**
@@ -265,6 +348,11 @@ export class JobStore {
      */
     async listDoneWithIntakeStatusOtherThan(pk: string, status: string): Promise<Listing<StoredJob>> {
         return this.listWhere(pk, odata`PartitionKey eq ${pk} and kind eq ${"job"} and state eq ${"done"} and intakeStatus ne ${status}`);
+    }
+
+    /** Jobs of one intake sheet whose intake row refused the sweep's status and whose back-off ended by `now`. */
+    async listIntakeStatusRetriesDue(pk: string, now: Date): Promise<Listing<StoredJob>> {
+        return this.listWhere(pk, odata`PartitionKey eq ${pk} and kind eq ${"job"} and intakeStatusRetryAt le ${now.toISOString()}`);
     }
 
     /** Every job of one intake sheet in a state; for finished states this reads the partition. */
@@ -347,6 +435,15 @@ function indexEntity(row: JobRow) {
         instanceId: currentInstanceId(row),
         quietUntil: row.quietUntil,
     };
+}
+
+/** A job holds its product code in every state but rejected. */
+function holdsCode(row: JobRow): boolean {
+    return row.state !== "rejected";
+}
+
+function codeEntity(row: JobRow) {
+    return { partitionKey: row.intakeSheetId, rowKey: CODE_PREFIX + row.productCode, kind: "code", jobRowKey: row.intakeRowId };
 }
 
 function sameRow(a: JobRow, b: JobRow): boolean {

@@ -14,6 +14,7 @@ import {
     FolderChild,
     FolderChildrenPage,
     FolderRef,
+    PartialRowsResult,
     Row,
     Sheet,
     SheetRef,
@@ -34,6 +35,7 @@ import type {
     NewRow,
     NewSummaryField,
     RowUpdate,
+    RowsWritten,
     SmartsheetPort,
     SummaryFieldUpdate,
 } from "./SmartsheetPort";
@@ -238,6 +240,18 @@ export class SdkSmartsheet implements SmartsheetPort {
             this.sdk.sheets.updateRow({ sheetId, body: rows, ...retry }),
         );
         return answer.result;
+    }
+
+    async updateRowsEach(sheetId: number, rows: RowUpdate[]): Promise<RowsWritten> {
+        const answer = await this.call("updateRows", true, PartialRowsResult, (retry) =>
+            this.sdk.sheets.updateRow({ sheetId, body: rows, queryParameters: { allowPartialSuccess: true }, ...retry }),
+        );
+        const refused = (answer.failedItems ?? []).map((item) => ({
+            rowId: item.rowId ?? rows[item.index]?.id ?? 0,
+            ...(item.error.errorCode === undefined ? {} : { errorCode: item.error.errorCode }),
+            message: item.error.message,
+        }));
+        return { updated: answer.result, refused };
     }
 
     async addRows(sheetId: number, rows: NewRow[]) {

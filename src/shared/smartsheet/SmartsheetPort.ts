@@ -41,6 +41,19 @@ export interface RowUpdate {
     cells: CellWrite[];
 }
 
+/** A row Smartsheet refused in a bulk write (locked, no permission, a bad cell): which, and what it said. */
+export interface RefusedRow {
+    rowId: number;
+    errorCode?: number;
+    message: string;
+}
+
+/** A bulk row write where each row lands or is refused on its own. */
+export interface RowsWritten {
+    updated: Row[];
+    refused: RefusedRow[];
+}
+
 export interface NewRow {
     toBottom?: true;
     toTop?: true;
@@ -95,6 +108,12 @@ export interface SmartsheetPort {
     addSummaryFields(sheetId: number, fields: NewSummaryField[]): Promise<SummaryField[]>;
     updateSummaryFields(sheetId: number, fields: SummaryFieldUpdate[]): Promise<SummaryField[]>;
     updateRows(sheetId: number, rows: RowUpdate[]): Promise<Row[]>;
+    /**
+     * `updateRows` with Smartsheet's partial success: a row it refuses (locked, row-level
+     * permission, a bad cell) is answered in `refused` and the others are written. The call as a
+     * whole still fails as `updateRows` does (token, sheet, rate limit, server).
+     */
+    updateRowsEach(sheetId: number, rows: RowUpdate[]): Promise<RowsWritten>;
     addRows(sheetId: number, rows: NewRow[]): Promise<Row[]>;
     updateColumn(sheetId: number, columnId: number, update: ColumnUpdate): Promise<Column>;
     deleteSheet(sheetId: number): Promise<void>;

@@ -104,3 +104,18 @@ export function writeResult<T extends z.ZodType>(result: T) {
 }
 
 export const WriteAck = z.object({ message: z.string(), resultCode: z.number() });
+
+/** One row a bulk write with `allowPartialSuccess=true` refused: where it was in the request, and Smartsheet's error. */
+export const FailedItem = z.object({
+    index: z.number().int().nonnegative(),
+    rowId: SmartsheetId.nullable().optional(),
+    error: z.object({ errorCode: z.number().optional(), message: z.string().default(""), refId: z.string().optional() }),
+});
+
+/** A bulk row write with partial success allowed: `SUCCESS` (0), or `PARTIAL_SUCCESS` (3) with the refused rows in `failedItems`. */
+export const PartialRowsResult = z.object({
+    message: z.string(),
+    resultCode: z.number(),
+    result: z.array(Row).default([]),
+    failedItems: z.array(FailedItem).nullable().optional(),
+});

@@ -1,0 +1,67 @@
+import { describe, expect, it } from "vitest";
+import type { Alert } from "../../src/shared/alerts/AlertChannel";
+import { sweepSite } from "../../src/shared/intake/intakeSweep";
+import { approvedRequest, intakeSheet } from "../helpers/intakeSheet";
+import { useProvisioningHarness } from "../helpers/provisioningHarness";
+
+describe("an intake row Smartsheet refuses to write", () => {
+    const harness = useProvisioningHarness();
+
+    it("regression #18.1 one locked intake row wedges the sweep: every other row is queued, its Queued written and its message sent, the cursor moves; the locked row is named to ops once, left alone while it backs off, and written once it is unlocked", async () => {
+        const h = harness.current;
+        const sheet = intakeSheet(h);
+        await sheet.add([approvedRequest("LCK-1"), approvedRequest("LCK-2"), approvedRequest("LCK-3")]);
+        h.sim.core.lockRows(sheet.sheetId(), [sheet.rowIdOf("LCK-2")], true);
+        const alerts: Alert[] = [];
+        let offsetMs = 0;
+        const deps = { ...h.deps, alerts: { send: async (alert: Alert) => void alerts.push(alert) }, now: () => new Date(Date.now() + offsetMs) };
+
+        const first = await sweepSite(deps, h.site);
+
+        expect(first.queued).toEqual(expect.arrayContaining(["LCK-1", "LCK-2", "LCK-3"].map(sheet.jobKeyOf)));
+        expect(first.statusesRefused).toEqual([sheet.jobKeyOf("LCK-2")]);
+        expect(["LCK-1", "LCK-2", "LCK-3"].map(sheet.status)).toEqual(["Queued", "", "Queued"].map((status) => status || undefined));
+        // The locked row's job is queued too: its Queued was refused, so nothing of it can land over a later status.
+        expect(h.deps.enqueued.map((key) => `${key.pk}-${key.rk}`)).toEqual(expect.arrayContaining(["LCK-1", "LCK-2", "LCK-3"].map(sheet.jobKeyOf)));
+        expect((await h.deps.cursors.read(sheet.sheetId())).cursor).toBeDefined();
+        expect(alerts).toEqual([
+            expect.objectContaining({
+                event: "intake.rowRefused",
+                jobKey: sheet.jobKeyOf("LCK-2"),
+                intakeRowId: String(sheet.rowIdOf("LCK-2")),
+                status: "Queued",
+                errorCode: 1050,
+                message: "You cannot edit a locked row.",
+            }),
+        ]);
+        const refusalLines = () => h.deps.logs.filter((line) => line.includes(`intake row ${sheet.rowIdOf("LCK-2")}`) && line.includes("refused"));
+        expect(refusalLines()).toEqual([expect.stringMatching(/^error .*refused "Queued" \(Smartsheet said 1050: You cannot edit a locked row\.\)/)]);
+        const refused = await h.jobs.require(sheet.keyOf("LCK-2"));
+        expect(refused.row).toMatchObject({ state: "queued", intakeStatusRefusal: { status: "Queued", errorCode: 1050, refusals: 1, alerted: true } });
+
+        // Within its back-off the row is not written again, and ops is not told again.
+        h.sim.core.resetCalls();
+        const second = await sweepSite({ ...deps, jobs: h.jobs }, h.site, "full");
+        expect(second.statusesRefused).toEqual([]);
+        expect(h.sim.core.calls().byOperation.updateRows ?? 0).toBe(0);
+
+        // Past it, still locked: refused again, a warning, no second alert.
+        offsetMs = 3 * 60_000;
+        const third = await sweepSite(deps, h.site);
+        expect(third.statusesRefused).toEqual([sheet.jobKeyOf("LCK-2")]);
+        expect(alerts).toHaveLength(1);
+        expect(refusalLines().map((line) => line.split(" ")[0])).toEqual(["error", "warn"]);
+        expect((await h.jobs.require(sheet.keyOf("LCK-2"))).row.intakeStatusRefusal).toMatchObject({ refusals: 2 });
+
+        // Unlocked and past the next back-off: the row gets what its job owes, and the refusal is over.
+        h.sim.core.lockRows(sheet.sheetId(), [sheet.rowIdOf("LCK-2")], false);
+        offsetMs = 10 * 60_000;
+        const fourth = await sweepSite(deps, h.site);
+        expect(fourth.statusesRefused).toEqual([]);
+        expect(sheet.status("LCK-2")).toBe("Queued");
+        const settled = (await h.jobs.require(sheet.keyOf("LCK-2"))).row;
+        expect(settled.intakeStatusRefusal).toBeUndefined();
+        expect(settled.intakeStatusRetryAt).toBeUndefined();
+        expect(alerts).toHaveLength(1);
+    });
+});
