@@ -169,6 +169,9 @@ async function readSweep(deps: SweepDeps, site: Site, smartsheet: SmartsheetPort
     const rows = new Map(sheet.rows.map((row) => [row.id, readIntakeRow(row, columns)]));
     const rowsRead = rows.size;
     const readAt = smartsheetTimeOfRead(sheet);
+    if (!readAt) {
+        deps.log.warn(`intake sweep of site ${site.name}: Smartsheet gave no modifiedAt for intake sheet ${pk}, the only clock the cursor is stamped by; the cursor stays where it was`);
+    }
 
     // A Done the job could not write onto its intake row (locked, say) is owed at any age.
     const invalid: InvalidJob[] = [];
