@@ -39,7 +39,8 @@ describe("the intake sweep's cursor", () => {
         expect(first.rowsModifiedSince).toBeUndefined();
         expect(first.rowsRead).toBe(sheet.rowCount());
         expect(first.queued).toHaveLength(3);
-        expect(await cursorOf(h)).toMatchObject({ sweptAt: new Date(at(60)).toISOString() });
+        // Smartsheet's time of the read: the seeded sheet last changed an hour before.
+        expect(await cursorOf(h)).toMatchObject({ sweptAt: new Date(T0 - 3_600_000).toISOString() });
         await running(h, h.deps.enqueued);
 
         setClocks(at(90));
@@ -49,9 +50,10 @@ describe("the intake sweep's cursor", () => {
         setClocks(at(180));
         const next = await sweep(h);
 
-        // From the last sweep's start, less the skew allowed, down to a whole second, less one.
-        expect(next.rowsModifiedSince).toBe(new Date(at(88)).toISOString());
-        expect(next.rowsRead).toBe(1);
+        // From the last sweep's read (the sheet last changed by the first sweep's Queued, at 60 s), less the skew allowed,
+        // down to a whole second, less one: those three rows again, and the new one.
+        expect(next.rowsModifiedSince).toBe(new Date(at(58)).toISOString());
+        expect(next.rowsRead).toBe(4);
         expect(next.queued).toEqual([sheet.jobKeyOf("IND-2001")]);
 
         const active = await listJobs(h.deps, { state: null });
@@ -70,10 +72,13 @@ describe("the intake sweep's cursor", () => {
         await running(h, h.deps.enqueued);
         setClocks(at(120));
         await sheet.add([approvedRequest("IND-2001"), approvedRequest("IND-2002")]);
+        // A later edit of a row with no request, so the failed sweep reads the sheet as changed after the new rows.
+        setClocks(at(200));
+        await sheet.edit("CON-2202", { "Product Name": "Travel Mug, large" });
 
         setClocks(at(300));
         await expect(sweep(h, "routine", { jobs: new JobStoreFailingCreate(h.table, 2) })).rejects.toThrow("simulated outage");
-        expect(await cursorOf(h)).toMatchObject({ sweptAt: new Date(at(60)).toISOString() });
+        expect(await cursorOf(h)).toMatchObject({ sweptAt: new Date(T0 - 3_600_000).toISOString() });
 
         // Long after: had the failed sweep moved the cursor, these rows would be outside its window.
         setClocks(at(600));
@@ -81,7 +86,7 @@ describe("the intake sweep's cursor", () => {
         expect(next.queued).toEqual([sheet.jobKeyOf("IND-2002")]);
         expect(next.requeued).toEqual([sheet.jobKeyOf("IND-2001")]);
         expect(sheet.status("IND-2002")).toBe("Queued");
-        expect(await cursorOf(h)).toMatchObject({ sweptAt: new Date(at(600)).toISOString() });
+        expect(await cursorOf(h)).toMatchObject({ sweptAt: new Date(at(200)).toISOString() });
     });
 
     it("sees a row edited after a sweep read the sheet, in the second its cursor names (Smartsheet's clock a little behind ours)", async () => {
@@ -111,7 +116,7 @@ describe("the intake sweep's cursor", () => {
         await sheet.edit("CON-2202", { Approved: true });
         // Someone moves the cursor past the edit by hand.
         const cursor = (await cursorOf(h))!;
-        await h.deps.cursors.advance(h.site.intakeSheetId, { ...cursor, sweptAt: new Date(at(600)).toISOString() });
+        await h.deps.cursors.advance(h.site.intakeSheetId, { ...cursor, sweptAt: new Date(at(600)).toISOString() }, h.deps.timing.clockSkewMs);
 
         setClocks(at(700));
         expect((await sweep(h)).queued).toEqual([]);
@@ -133,12 +138,16 @@ describe("the intake sweep's cursor", () => {
         const lost = { enqueue: async () => undefined };
         setClocks(at(60));
         const first = await sweep(h, "routine", lost);
+        // The sheet changes after the queued rows (a row with no request is edited), and a sweep reads that.
+        setClocks(at(200));
+        await intakeSheet(h).edit("CON-2202", { "Product Name": "Travel Mug, large" });
         setClocks(at(300));
         await sweep(h, "routine", lost);
 
         setClocks(at(600));
         const next = await sweep(h);
-        expect(next.rowsRead).toBe(0);
+        // Only the edited row: the queued rows are older than the cursor.
+        expect(next.rowsRead).toBe(1);
         expect(next.requeued.sort()).toEqual([...first.queued].sort());
         expect(h.deps.enqueued.map(formatJobKey).sort()).toEqual([...first.queued].sort());
     });
@@ -150,10 +159,13 @@ describe("the intake sweep's cursor", () => {
         setClocks(at(60));
         expect((await sweep(h)).rejected).toEqual([sheet.jobKeyOf("KIT-1")]);
         await running(h, h.deps.enqueued);
+        setClocks(at(200));
+        await sheet.edit("CON-2202", { "Product Name": "Travel Mug, large" });
         setClocks(at(300));
         await sweep(h);
         setClocks(at(350));
-        expect((await sweep(h)).rowsRead).toBe(0);
+        // Only the row edited at 200 s: KIT-1, rejected at 60 s, is older than the cursor.
+        expect((await sweep(h)).rowsRead).toBe(1);
 
         setClocks(at(400));
         await h.deps.smartsheet.createFolder(h.site.productsFolderId, "Kitchen");
@@ -165,6 +177,58 @@ describe("the intake sweep's cursor", () => {
         expect(h.deps.logs).toContainEqual(expect.stringMatching(/intake sweep of site default \(routine, every row: the product lines or the templates changed/));
         setClocks(at(800));
         expect((await sweep(h)).rowsModifiedSince).toBeDefined();
+    });
+
+    it("regression #18.9 cursor from a clock ahead: a row changed after the sweep of an instance 10 minutes ahead is read by the next routine sweep of an instance on time", async () => {
+        const h = harness.current;
+        const sheet = intakeSheet(h);
+        setClocks(at(60));
+        const tenMinutesAhead = { ...depsOf(h), now: () => new Date(clocks.app + 600_000) };
+        await sweepSite(tenMinutesAhead, h.site);
+        await running(h, h.deps.enqueued);
+
+        setClocks(at(120));
+        await sheet.edit("CON-2202", { Approved: true });
+        setClocks(at(180));
+        const next = await sweep(h);
+
+        expect(next.queued).toEqual([sheet.jobKeyOf("CON-2202")]);
+        expect(sheet.status("CON-2202")).toBe("Queued");
+        // Stamped by Smartsheet's clock, from the sheet as the sweep read it: no instance's clock is in it.
+        expect(await cursorOf(h)).toMatchObject({ sweptAt: new Date(at(120)).toISOString() });
+        expect(h.deps.logs.filter((line) => line.startsWith("warn "))).toEqual([]);
+    });
+
+    it("regression #18.9 cursor from a clock ahead, as earlier versions stored it: not trusted; the sweep reads every row, warns once with the figure, and stamps a new one by Smartsheet's clock", async () => {
+        const h = harness.current;
+        const sheet = intakeSheet(h);
+        // The storage service stamps what it stores by its own clock, the real one: Smartsheet's and ours run a little behind it here.
+        const base = Math.floor(Date.now() / 1000) * 1000 - 120_000;
+        setClocks(base);
+        await sweep(h);
+        await running(h, h.deps.enqueued);
+        const onTime = (await cursorOf(h))!;
+        // What an instance 10 minutes ahead stored before #18.9: its own clock at its sweep's start.
+        const cursorKey = { partitionKey: "intake-cursor", rowKey: String(h.site.intakeSheetId) };
+        await h.table.upsertEntity({ ...cursorKey, kind: "intakeCursor", sweptAt: new Date(base + 600_000).toISOString(), verdictInputs: onTime.verdictInputs }, "Replace");
+        const stored = await h.table.getEntity<{ sweptAt: string }>(cursorKey.partitionKey, cursorKey.rowKey);
+        const aheadSeconds = Math.round((Date.parse(stored.sweptAt) - Date.parse(stored.timestamp!)) / 1000);
+
+        clocks.smartsheet = base + 30_000;
+        await sheet.edit("CON-2202", { Approved: true });
+        setClocks(base + 60_000);
+        const next = await sweep(h);
+
+        expect(next.rowsModifiedSince).toBeUndefined();
+        expect(next.queued).toEqual([sheet.jobKeyOf("CON-2202")]);
+        const warnings = () => h.deps.logs.filter((line) => line.startsWith("warn "));
+        expect(warnings()).toEqual([expect.stringContaining(`intake sweep of site default: the cursor of intake sheet ${h.site.intakeSheetId} is ${aheadSeconds} s ahead`)]);
+        expect(h.deps.logs).toContainEqual(expect.stringMatching(/^info intake sweep of site default \(routine, every row: the cursor is ahead/));
+        expect(await cursorOf(h)).toMatchObject({ sweptAt: new Date(base + 30_000).toISOString() });
+
+        setClocks(base + 90_000);
+        expect((await sweep(h)).rowsModifiedSince).toBe(new Date(base + 28_000).toISOString());
+        expect(warnings()).toHaveLength(1);
     });
 
     it("writes a Done its job could not write, though the row is older than the cursor; a deleted row is noted once and costs nothing after", async () => {

@@ -16,6 +16,8 @@ const SHEET = 7001;
 const PK = String(SHEET);
 const NOW = new Date("2026-03-02T10:00:00.000Z");
 const CURSOR_SINCE = new Date("2026-03-02T09:29:59.000Z");
+/** When the sweep read the intake sheet, by Smartsheet's clock: a little before NOW, by ours. */
+const READ_AT = "2026-03-02T09:59:58.000Z";
 const BEFORE_CURSOR = "2026-03-02T08:00:00Z";
 const AFTER_CURSOR = "2026-03-02T09:45:00Z";
 const TEMPLATES = ["Project Plan", "Approvals", "Change Log", "Document Register"];
@@ -63,6 +65,7 @@ function readOf(overrides: Partial<SweepRead> = {}): SweepRead {
         verdictInputs: "v1",
         cursorSince: CURSOR_SINCE,
         since: CURSOR_SINCE,
+        readAt: READ_AT,
         columns: COLUMNS,
         rows,
         rowsRead: rows.length,
@@ -81,7 +84,7 @@ const ofType = <T extends SweepAction["type"]>(plan: { actions: SweepAction[] } 
 const statusesOf = (plan: SweepPlan) => ofType(plan, "writeStatuses").flatMap((action) => action.statuses);
 /** Follow-up with every row's job write landed. */
 const followUp = (read: SweepRead, plan: SweepPlan, outstanding = NOTHING_OUTSTANDING, landed = new Set(plan.actions.flatMap((a) => ("jobKey" in a ? [a.jobKey] : [])))) =>
-    planFollowUp(read, plan, landed, outstanding, NOW);
+    planFollowUp(read, plan, landed, outstanding);
 
 describe("the sweep's plan", () => {
     describe("new approvals", () => {
@@ -340,7 +343,7 @@ describe("the sweep's plan", () => {
             const read = readOf({ rows: [row(11, { status: "Done" })], jobs: new Map([[11, job(11, { state: "done", stage: "register" })]]) });
             const plan = planSweep(read, NOW);
             expect(plan.actions).toEqual([]);
-            expect(followUp(read, plan)).toEqual([{ type: "advanceCursor", intakeSheetId: SHEET, cursor: { sweptAt: NOW.toISOString(), verdictInputs: "v1" } }]);
+            expect(followUp(read, plan)).toEqual([{ type: "advanceCursor", intakeSheetId: SHEET, cursor: { sweptAt: READ_AT, verdictInputs: "v1" } }]);
         });
     });
 
@@ -382,11 +385,16 @@ describe("the sweep's plan", () => {
             ]);
         });
 
-        it("moves the cursor to the sweep's start, with the verdict inputs it judged by, last", () => {
+        it("moves the cursor to the sweep's read of the sheet by Smartsheet's clock, with the verdict inputs it judged by, last", () => {
             const read = readOf({ rows: [row(11)] });
             const actions = followUp(read, planSweep(read, NOW), { queued: [{ key: { pk: PK, rk: "31" }, hasOrchestration: false }], invalid: [{ jobKey: keyOf(2), reason: "b" }] });
             expect(actions.map((action) => action.type)).toEqual(["requeue", "reportInvalidJobs", "advanceCursor"]);
-            expect(actions.at(-1)).toEqual({ type: "advanceCursor", intakeSheetId: SHEET, cursor: { sweptAt: NOW.toISOString(), verdictInputs: "v1" } });
+            expect(actions.at(-1)).toEqual({ type: "advanceCursor", intakeSheetId: SHEET, cursor: { sweptAt: READ_AT, verdictInputs: "v1" } });
+        });
+
+        it("leaves the cursor where it was when the read gave no time by Smartsheet's clock: no instance's own clock stamps it", () => {
+            const read = readOf({ rows: [row(11)], readAt: undefined });
+            expect(ofType(followUp(read, planSweep(read, NOW)), "advanceCursor")).toEqual([]);
         });
     });
 
@@ -415,7 +423,7 @@ describe("the sweep's plan", () => {
         it("does not report a row whose job write did not land (an overlapping sweep did the work)", () => {
             const read = fullRead({ rows: [row(11, { modifiedAt: BEFORE_CURSOR })] });
             const plan = planSweep(read, NOW);
-            expect(ofType(planFollowUp(read, plan, new Set(), NOTHING_OUTSTANDING, NOW), "reportMissedByCursor")).toEqual([]);
+            expect(ofType(planFollowUp(read, plan, new Set(), NOTHING_OUTSTANDING), "reportMissedByCursor")).toEqual([]);
         });
 
         it("does not report a Done owed by a job: no row change could have told the cursor", () => {
@@ -450,6 +458,9 @@ describe("the sweep's plan", () => {
         expect(readingOf({ kind: "routine", cursor: { problem: "sweptAt: Invalid" } })).toBe("every row: the cursor does not parse");
         expect(readingOf({ kind: "routine", cursor: { cursor: { sweptAt: NOW.toISOString(), verdictInputs: "v0" } } })).toBe(
             "every row: the product lines or the templates changed, so a rejected row may pass now",
+        );
+        expect(readingOf({ kind: "routine", cursor: { cursor: { sweptAt: NOW.toISOString(), verdictInputs: "v1" } }, cursorAheadMs: 599_600 })).toBe(
+            "every row: the cursor is ahead of the storage service's clock by 600 s",
         );
     });
 });

@@ -21,7 +21,7 @@ import type { RefusedRow, SmartsheetPort } from "../smartsheet/SmartsheetPort";
 import { forEachSite, type SiteFailure } from "../sites/eachSite";
 import type { Site } from "../sites/Sites";
 import { IntakeColumns, IntakeStatus } from "../intakeRow/intakeStatus";
-import { rowsModifiedSince, type IntakeCursorStore } from "./IntakeCursorStore";
+import { cursorAheadMs, rowsModifiedSince, type IntakeCursorStore } from "./IntakeCursorStore";
 import {
     codeTakenReason,
     owedIntakeStatus,
@@ -119,7 +119,7 @@ export async function sweepSite(deps: SweepDeps, site: Site, kind: SweepKind = "
     const plan = planSweep(read, startedAt);
     const rowWork = await applySweepActions(deps, smartsheet, plan.actions, site);
     const outstanding = await readOutstanding(deps, read, new Set(plan.queuing.filter((jobKey) => rowWork.landed.has(jobKey))));
-    const followUp = await applySweepActions(deps, smartsheet, planFollowUp(read, plan, rowWork.landed, outstanding, startedAt), site);
+    const followUp = await applySweepActions(deps, smartsheet, planFollowUp(read, plan, rowWork.landed, outstanding), site);
 
     const report: SweepReport = {
         site: site.name,
@@ -161,6 +161,15 @@ async function readSweep(deps: SweepDeps, site: Site, smartsheet: SmartsheetPort
             `intake sweep of site ${site.name}: the cursor of intake sheet ${pk} does not parse (${cursor.problem}); this sweep reads every row and writes a new one`,
         );
     }
+    const cursorAhead = cursorAheadMs(cursor, deps.timing.clockSkewMs);
+    if (cursorAhead !== undefined) {
+        deps.log.warn(
+            `intake sweep of site ${site.name}: the cursor of intake sheet ${pk} is ${Math.round(cursorAhead / 1000)} s ahead of the storage service's clock ` +
+                `(it says ${cursor.cursor!.sweptAt}, stored at ${cursor.storedAt}; MAX_CLOCK_SKEW_SECONDS allows ${deps.timing.clockSkewMs / 1000} s): ` +
+                `a clock that ran ahead stamped it, and trusting it would hide the rows changed until then; this sweep reads every row ` +
+                `and writes a cursor stamped by Smartsheet's clock`,
+        );
+    }
     const lines = new Map<string, number>();
     for (const folder of await smartsheet.listFolderChildren(site.productsFolderId, ["folders"])) {
         if (folder.resourceType === "folder" && !lines.has(folder.name.trim())) lines.set(folder.name.trim(), folder.id);
@@ -168,14 +177,19 @@ async function readSweep(deps: SweepDeps, site: Site, smartsheet: SmartsheetPort
     const blueprint = await prepareBlueprint(deps, smartsheet, site.templateFolderId);
     const templates = blueprint.sheets.map((template) => template.name);
     const verdictInputs = verdictInputsOf(lines, templates);
-    // Where a routine sweep reads from; nowhere when a row untouched since could be judged differently now.
-    const cursorSince = cursor.cursor?.verdictInputs === verdictInputs ? rowsModifiedSince(cursor.cursor, deps.timing.clockSkewMs) : undefined;
+    // Where a routine sweep reads from; nowhere when a row untouched since could be judged differently now, or the cursor is ahead.
+    const usable = cursor.cursor?.verdictInputs === verdictInputs && cursorAhead === undefined;
+    const cursorSince = usable ? rowsModifiedSince(cursor.cursor!, deps.timing.clockSkewMs) : undefined;
     const since = kind === "routine" ? cursorSince : undefined;
 
     const sheet = await smartsheet.getSheet(intakeSheetId, { pageSize: 500, rowsModifiedSince: since });
     const columns = intakeColumns(sheet);
     const rows = new Map(sheet.rows.map((row) => [row.id, readIntakeRow(row, columns)]));
     const rowsRead = rows.size;
+    const readAt = smartsheetTimeOfRead(sheet);
+    if (!readAt) {
+        deps.log.warn(`intake sweep of site ${site.name}: Smartsheet gave no modifiedAt for intake sheet ${pk}, the only clock the cursor is stamped by; the cursor stays where it was`);
+    }
 
     // A Done the job could not write onto its intake row (locked, say) is owed at any age.
     const invalid: InvalidJob[] = [];
@@ -221,8 +235,10 @@ async function readSweep(deps: SweepDeps, site: Site, smartsheet: SmartsheetPort
         blueprintVersion: blueprint.version,
         blueprintSettled: blueprint.settled,
         verdictInputs,
+        ...(cursorAhead !== undefined ? { cursorAheadMs: cursorAhead } : {}),
         ...(cursorSince ? { cursorSince } : {}),
         ...(since ? { since } : {}),
+        ...(readAt ? { readAt } : {}),
         columns,
         rows: inHand,
         rowsRead,
@@ -331,7 +347,7 @@ async function applySweepActions(deps: SweepDeps, smartsheet: SmartsheetPort, ac
                 log(action.line);
                 break;
             case "advanceCursor":
-                await deps.cursors.advance(action.intakeSheetId, action.cursor);
+                await deps.cursors.advance(action.intakeSheetId, action.cursor, deps.timing.clockSkewMs);
                 break;
         }
     }
@@ -468,6 +484,16 @@ function rejectedWrite(write: JobWrite, reason: string): JobWrite {
     const { lineFolderId: _line, instanceId: _instance, ...rest } = jobInputOf(write);
     const rejected = { ...rest, state: "rejected" as const, attempt: "create" in write ? 1 : write.replace.row.attempt, rejectReason: reason, intakeStatus: IntakeStatus.rejected(reason) };
     return "create" in write ? { create: rejected } : { replace: write.replace, with: rejected };
+}
+
+/**
+ * When the sweep read the intake sheet, by Smartsheet's clock, the one every instance shares: the
+ * sheet's `modifiedAt` as read (its first page's, when paged). A row changed after the read gets a
+ * later `modifiedAt`, whatever any instance's clock says. None when Smartsheet gave no time.
+ */
+function smartsheetTimeOfRead(sheet: Sheet): string | undefined {
+    const modifiedAt = sheet.modifiedAt === undefined ? NaN : Date.parse(sheet.modifiedAt);
+    return Number.isFinite(modifiedAt) ? new Date(modifiedAt).toISOString() : undefined;
 }
 
 /** What a verdict depends on besides the row itself: the product lines and the template's sheet names. */

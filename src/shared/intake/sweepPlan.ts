@@ -64,10 +64,14 @@ export interface SweepRead {
     blueprintSettled: boolean;
     /** What verdicts depend on besides the rows (a hash of the lines and templates). */
     verdictInputs: string;
+    /** How far the stored cursor is ahead of the storage service's clock, when more than the skew allowed (it is not used then). */
+    cursorAheadMs?: number;
     /** Where a routine sweep reads from; absent when it would read every row (no usable cursor, or the verdict inputs changed). */
     cursorSince?: Date;
     /** Where this sweep read from; absent when it read every row. */
     since?: Date;
+    /** When the sweep read the intake sheet, by Smartsheet's clock (its `modifiedAt`); what the cursor is stamped with. */
+    readAt?: string;
     columns: IntakeColumnIds;
     /** The rows read, in sheet order, then those read by id because a Done is owed to them. */
     rows: readonly IntakeRow[];
@@ -162,7 +166,7 @@ export type SweepAction =
     | { type: "reportInvalidJobs"; invalid: InvalidJob[]; run: string }
     /** A row that needed work a routine sweep would not have read (full sweeps only). */
     | { type: "reportMissedByCursor"; jobKey: string; line: LogLine }
-    /** The whole sweep succeeded: routine sweeps carry on from its start. */
+    /** The whole sweep succeeded: routine sweeps carry on from its read of the sheet. */
     | { type: "advanceCursor"; intakeSheetId: number; cursor: IntakeCursor };
 
 /** A row this sweep did something for (a job written, or a status); `ifLanded` when that depends on a job write. */
@@ -359,9 +363,10 @@ export function planSweep(read: SweepRead, now: Date): SweepPlan {
  * What is left once the rows' work is done, from the queued jobs listed after it and the job
  * writes that `landed`: messages sent again for queued jobs with no orchestration (a crash
  * between writing a job and sending its message), the jobs that could not be read, on a full
- * sweep each row whose work the cursor missed, and the cursor moved to the sweep's start.
+ * sweep each row whose work the cursor missed, and the cursor moved to the sweep's read of the
+ * sheet by Smartsheet's clock (left where it was when the read gave no time).
  */
-export function planFollowUp(read: SweepRead, plan: SweepPlan, landed: ReadonlySet<string>, outstanding: OutstandingRead, now: Date): SweepAction[] {
+export function planFollowUp(read: SweepRead, plan: SweepPlan, landed: ReadonlySet<string>, outstanding: OutstandingRead): SweepAction[] {
     const actions: SweepAction[] = [];
     const queuedNow = new Set(plan.queuing.filter((jobKey) => landed.has(jobKey)));
     for (const job of outstanding.queued) {
@@ -397,15 +402,16 @@ export function planFollowUp(read: SweepRead, plan: SweepPlan, landed: ReadonlyS
         }
     }
 
-    actions.push({ type: "advanceCursor", intakeSheetId: read.intakeSheetId, cursor: { sweptAt: now.toISOString(), verdictInputs: read.verdictInputs } });
+    if (read.readAt) actions.push({ type: "advanceCursor", intakeSheetId: read.intakeSheetId, cursor: { sweptAt: read.readAt, verdictInputs: read.verdictInputs } });
     return actions;
 }
 
 /** What the count line says the sweep read. */
-export function readingOf(read: Pick<SweepRead, "kind" | "since" | "cursor">): string {
+export function readingOf(read: Pick<SweepRead, "kind" | "since" | "cursor" | "cursorAheadMs">): string {
     if (read.since) return `rows modified since ${read.since.toISOString()}`;
     if (read.kind === "full") return "every row";
     if (!read.cursor.cursor) return `every row: ${read.cursor.problem ? "the cursor does not parse" : "no cursor yet"}`;
+    if (read.cursorAheadMs !== undefined) return `every row: the cursor is ahead of the storage service's clock by ${Math.round(read.cursorAheadMs / 1000)} s`;
     return "every row: the product lines or the templates changed, so a rejected row may pass now";
 }
 

@@ -78,6 +78,8 @@ export const Sheet = z.object({
     version: z.number().int().optional(),
     totalRowCount: z.number().int().nonnegative().optional(),
     permalink: z.string().optional(),
+    /** When anything in the sheet last changed, by Smartsheet's clock (whole seconds). */
+    modifiedAt: z.string().optional(),
     hasSummaryFields: z.boolean().optional(),
     columns: z.array(Column).default([]),
     rows: z.array(Row).default([]),
