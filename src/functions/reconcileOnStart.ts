@@ -4,6 +4,7 @@ import { z } from "zod";
 import { appConfig, logFromApp, reconcileQueueName, recoveryDeps, requestReconciliation } from "../shared/composition";
 import { describeConfig } from "../shared/config";
 import { reconcileJobs } from "../shared/recovery/reconcile";
+import { logLine } from "../shared/text/logText";
 
 const ReconcileRequest = z.object({ v: z.literal(1), occasion: z.string().max(100) });
 
@@ -26,7 +27,7 @@ df.app.client.storageQueue("reconcileJobs", {
     handler: async (message, client, context) => {
         const request = ReconcileRequest.safeParse(message);
         if (!request.success) {
-            context.error(`reconcile request ignored, not understood: ${JSON.stringify(message).slice(0, 300)}`);
+            context.error(logLine(`reconcile request ignored, not understood: ${JSON.stringify(message).slice(0, 300)}`));
             return;
         }
         await reconcileJobs(await recoveryDeps(context, client), request.data.occasion);

@@ -1,6 +1,7 @@
 import * as df from "durable-functions";
 import type { OrchestrationContext, OrchestrationHandler, Task } from "durable-functions";
 import { formatJobKey, type Stage } from "../shared/jobs/JobRow";
+import { logLine } from "../shared/text/logText";
 import type { StepInput } from "../shared/provisioning/contracts";
 import type { StepInputOf, StepName } from "../shared/provisioning/steps";
 import {
@@ -49,7 +50,7 @@ export function provisionProduct(policy: RetryPolicy): OrchestrationHandler {
             context.df.setCustomStatus({ ...status });
         };
         const log = (message: string) => {
-            if (!context.df.isReplaying) context.log(`job ${jobKey}: ${message}`);
+            if (!context.df.isReplaying) context.log(logLine(`job ${jobKey}: ${message}`));
         };
         const schedule = <N extends StepName>(name: N, ...[extra]: ExtraArgs<N>): Task =>
             context.df.callActivityWithRetry(name, retry, { ...step, ...extra });

@@ -73,14 +73,14 @@ const SiteEntry = z.strictObject(
         // Capitals only: a Smartsheet token (lowercase letters and digits) pasted here by mistake is refused, and never echoed.
         tokenSetting: z
             .string({ error: "missing" })
-            .regex(
-                /^[A-Z][A-Z0-9_]{0,127}$/,
-                "expected the name of the app setting that holds the site's token, in capitals, e.g. SMARTSHEET_TOKEN_ACME (never the token itself)",
-            )
-            .refine(
-                (name) => name === "SMARTSHEET_ACCESS_TOKEN" || !(name in SETTINGS),
-                "names one of Sheetwright's own settings; name the app setting that holds the site's token, e.g. SMARTSHEET_TOKEN_ACME",
-            ),
+            .regex(/^[A-Z][A-Z0-9_]{0,127}$/, {
+                message: "expected the name of the app setting that holds the site's token, in capitals, e.g. SMARTSHEET_TOKEN_ACME (never the token itself)",
+                abort: true,
+            })
+            .superRefine((name, context) => {
+                const problem = tokenSettingProblem(name);
+                if (problem) context.addIssue({ code: "custom", message: problem });
+            }),
     },
     {
         error: (issue) =>
@@ -89,6 +89,52 @@ const SiteEntry = z.strictObject(
                 : undefined,
     },
 );
+
+/** Where a site's token is kept: an app setting whose name starts so, and so names nothing else. */
+export const TOKEN_SETTING_PREFIX = "SMARTSHEET_TOKEN_";
+
+/**
+ * Settings that the Functions host, App Service and Azure SDKs read, by how their names begin: a
+ * token setting must never name one (a storage connection string or an identity secret would be
+ * sent to Smartsheet as the bearer token).
+ */
+const PLATFORM_SETTING_PREFIXES = [
+    "AzureWebJobs",
+    "FUNCTIONS_",
+    "WEBSITE_",
+    "WEBSITES_",
+    "APPSETTING_",
+    "APPINSIGHTS",
+    "APPLICATIONINSIGHTS_",
+    "AZURE_",
+    "MSI_",
+    "IDENTITY_",
+    "SCM_",
+    "CONTAINER_",
+    "DOCKER_",
+    "MACHINEKEY_",
+];
+
+/**
+ * Why `name` may not hold a site's token, or `undefined` when it may. App setting names are
+ * case-insensitive on Windows plans (`AZUREWEBJOBSSTORAGE` reads `AzureWebJobsStorage`), so every
+ * comparison ignores case.
+ */
+function tokenSettingProblem(name: string): string | undefined {
+    if (name === "SMARTSHEET_ACCESS_TOKEN") return undefined;
+    const upper = name.toUpperCase();
+    const own = Object.keys(SETTINGS).find((setting) => setting.toUpperCase() === upper);
+    const platform = PLATFORM_SETTING_PREFIXES.find((prefix) => upper.startsWith(prefix.toUpperCase()));
+    const rename = `keep the site's token in its own app setting named ${TOKEN_SETTING_PREFIX}<SITE>, e.g. ${TOKEN_SETTING_PREFIX}ACME, and put that name here`;
+    if (own) return `names Sheetwright's own setting ${own} (app setting names are case-insensitive on Windows plans); ${rename}`;
+    if (platform) {
+        return `names a setting of the Functions host or Azure (${platform}…; app setting names are case-insensitive on Windows plans), whose value would be sent to Smartsheet as the token; ${rename}`;
+    }
+    if (!upper.startsWith(TOKEN_SETTING_PREFIX) || upper.length === TOKEN_SETTING_PREFIX.length) {
+        return `expected a name starting with ${TOKEN_SETTING_PREFIX} (or SMARTSHEET_ACCESS_TOKEN), so that it can name no other setting; rename the app setting ${name} to ${TOKEN_SETTING_PREFIX}<SITE>, e.g. ${TOKEN_SETTING_PREFIX}ACME, and put that name here`;
+    }
+    return undefined;
+}
 
 /** Two sites on one intake sheet, products folder or Filing Index would take each other's jobs, folders or index rows. */
 const SHARED_BY_NO_TWO_SITES = [
@@ -129,7 +175,7 @@ const SitesList = z
 /** Every setting Sheetwright reads, with its meaning; the README's configuration table mirrors it. */
 export const SETTINGS = {
     SITES:
-        "JSON list of the customer sites this app serves, each {name, intakeSheetId, templateFolderId, productsFolderId, filingIndexSheetId, tokenSetting}; tokenSetting names the app setting holding that site's token. Leave it out to serve one site from the four ids below",
+        "JSON list of the customer sites this app serves, each {name, intakeSheetId, templateFolderId, productsFolderId, filingIndexSheetId, tokenSetting}; tokenSetting names the app setting holding that site's token (SMARTSHEET_TOKEN_<SITE>). Leave it out to serve one site from the four ids below",
     SMARTSHEET_ACCESS_TOKEN: "Smartsheet API access token of the single site, or of each site in SITES whose tokenSetting names it (secret; never logged)",
     SMARTSHEET_BASE_URL: "Smartsheet API base URL (EU, Gov or the local simulator)",
     INTAKE_SHEET_ID: "single site: id of the intake sheet customers order products on (leave out with SITES)",

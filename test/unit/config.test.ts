@@ -361,7 +361,49 @@ describe("SITES: several customers from one deployment", () => {
             "SITES[2].productsFolderId: expected the numeric Smartsheet id of the site's products folder",
             "SITES[2].filingIndexSheetId: expected the numeric Smartsheet id of the site's Filing Index sheet",
             expect.stringMatching(/^SITES\[2\]: unexpected colour: a site has only name, intakeSheetId, .*tokenSetting/),
-            "SITES[3].tokenSetting: names one of Sheetwright's own settings; name the app setting that holds the site's token, e.g. SMARTSHEET_TOKEN_ACME",
+            "SITES[3].tokenSetting: names Sheetwright's own setting JOBS_TABLE (app setting names are case-insensitive on Windows plans); " +
+                "keep the site's token in its own app setting named SMARTSHEET_TOKEN_<SITE>, e.g. SMARTSHEET_TOKEN_ACME, and put that name here",
+        ]);
+    });
+
+    it("regression #18.13 a token setting names another secret on a case-insensitive plan: it is refused, saying what to rename", () => {
+        const STORAGE = "DefaultEndpointsProtocol=https;AccountName=prod;AccountKey=c3RvcmFnZS1rZXktdGhhdC1tdXN0LW5vdC1sZWF2ZQ==";
+        // process.env on Windows: any capitalisation of a name reads the same setting.
+        const windowsEnv = (settings: Record<string, string>): NodeJS.ProcessEnv =>
+            new Proxy(settings, {
+                get: (target, name) => (typeof name === "string" ? Object.entries(target).find(([key]) => key.toUpperCase() === name.toUpperCase())?.[1] : undefined),
+            });
+        const refused = (tokenSetting: string) => {
+            try {
+                loadConfig(windowsEnv(withSites([{ ...acme, tokenSetting }], { AzureWebJobsStorage: STORAGE, FUNCTIONS_WORKER_RUNTIME: "node", WEBSITE_AUTH_ENCRYPTION_KEY: "K3y" })));
+            } catch (error) {
+                if (error instanceof ConfigError) return error;
+                throw error;
+            }
+            throw new Error(`SITES with tokenSetting ${tokenSetting} was accepted`);
+        };
+        const storage = refused("AZUREWEBJOBSSTORAGE");
+        expect(storage.problems).toEqual([
+            "SITES[0].tokenSetting: names Sheetwright's own setting AzureWebJobsStorage (app setting names are case-insensitive on Windows plans); " +
+                "keep the site's token in its own app setting named SMARTSHEET_TOKEN_<SITE>, e.g. SMARTSHEET_TOKEN_ACME, and put that name here",
+        ]);
+        expect(storage.message).not.toContain(STORAGE);
+        expect(refused("SMARTSHEET_BASE_URL").problems).toEqual([expect.stringMatching(/^SITES\[0\]\.tokenSetting: names Sheetwright's own setting SMARTSHEET_BASE_URL /)]);
+        for (const platform of ["FUNCTIONS_WORKER_RUNTIME", "WEBSITE_AUTH_ENCRYPTION_KEY", "AZUREWEBJOBSSECRETSTORAGETYPE", "APPLICATIONINSIGHTS_CONNECTION_STRING", "AZURE_CLIENT_SECRET"]) {
+            expect(refused(platform).problems).toEqual([
+                expect.stringMatching(/^SITES\[0\]\.tokenSetting: names a setting of the Functions host or Azure \(.*…; app setting names are case-insensitive on Windows plans\), whose value would be sent to Smartsheet as the token; keep the site's token in its own app setting named SMARTSHEET_TOKEN_<SITE>/),
+            ]);
+        }
+        for (const elsewhere of ["ACME_TOKEN", "SMARTSHEET_TOKEN_", "TOKEN_SMARTSHEET_TOKEN_ACME"]) {
+            expect(refused(elsewhere).problems).toEqual([
+                `SITES[0].tokenSetting: expected a name starting with SMARTSHEET_TOKEN_ (or SMARTSHEET_ACCESS_TOKEN), so that it can name no other setting; ` +
+                    `rename the app setting ${elsewhere} to SMARTSHEET_TOKEN_<SITE>, e.g. SMARTSHEET_TOKEN_ACME, and put that name here`,
+            ]);
+        }
+        const config = loadConfig(windowsEnv(withSites([acme, { ...globex, tokenSetting: "SMARTSHEET_ACCESS_TOKEN" }], { AzureWebJobsStorage: STORAGE, SMARTSHEET_ACCESS_TOKEN: TOKEN })));
+        expect(config.sites.map((site) => [site.tokenSetting, site.token])).toEqual([
+            ["SMARTSHEET_TOKEN_ACME", ACME_TOKEN],
+            ["SMARTSHEET_ACCESS_TOKEN", TOKEN],
         ]);
     });
 

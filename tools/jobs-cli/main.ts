@@ -1,9 +1,11 @@
 import { parseArgs } from "node:util";
 import { z } from "zod";
+import { inertJson, inertText, inertValue } from "../../src/shared/text/logText";
 
 /**
  * `npm run jobs -- <command>`: the ops person's view of Sheetwright through the app's own HTTP
- * API, so it works the same against `npm start` and against Azure.
+ * API, so it works the same against `npm start` and against Azure. Whatever it prints from the
+ * API is inert (`inertText`): a customer's text shows as typed, escapes visible, one line per job.
  */
 const USAGE = `Usage: npm run jobs -- <command> [options]
 
@@ -64,10 +66,10 @@ export async function runJobsCli(argv: string[], io: CliIo): Promise<number> {
         return await run(argv, io);
     } catch (error) {
         if (error instanceof UsageError) {
-            io.err(`${error.message}\n\n${USAGE}`);
+            io.err(`${inertText(error.message)}\n\n${USAGE}`);
             return ExitCode.usage;
         }
-        io.err(error instanceof Error ? error.message : String(error));
+        io.err(inertText(error instanceof Error ? error.message : String(error)));
         return ExitCode.error;
     }
 }
@@ -116,7 +118,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
             const answer = await api("GET", `jobs${query.size > 0 ? `?${query}` : ""}`);
             if (answer.status !== 200) return failed(answer, io);
             if (values.json) return printed(answer.body, io);
-            const list = JobList.parse(answer.body);
+            const list = JobList.parse(inertValue(answer.body));
             io.out(table(list.jobs));
             io.out(`${list.jobs.length} ${list.state} job${list.jobs.length === 1 ? "" : "s"}${list.site ? ` of site ${list.site}` : ""}`);
             for (const bad of list.invalid ?? []) io.err(`invalid row ${bad.jobKey}: ${bad.reason}`);
@@ -126,7 +128,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
             const answer = await api("GET", `jobs/${jobKey()}`);
             if (answer.status !== 200) return failed(answer, io);
             if (values.json) return printed(answer.body, io);
-            io.out(details(Job.parse(answer.body)));
+            io.out(details(Job.parse(inertValue(answer.body))));
             return ExitCode.ok;
         }
         case "unpark": {
@@ -136,7 +138,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
             const answer = await api("POST", `jobs/${jobKey()}/unpark`, body);
             if (answer.status !== 202) return failed(answer, io);
             if (values.json) return printed(answer.body, io);
-            const result = answer.body as { jobKey: string; action: string; instanceId: string; stage?: string };
+            const result = inertValue(answer.body) as { jobKey: string; action: string; instanceId: string; stage?: string };
             io.out(`${result.jobKey}: ${result.action} (${result.instanceId}); it resumes at the ${result.stage ?? "copy"} stage`);
             return ExitCode.ok;
         }
@@ -145,7 +147,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
             const answer = await api("POST", "reconcile", {});
             if (answer.status !== 200) return failed(answer, io);
             if (values.json) return printed(answer.body, io);
-            const report = answer.body as { checked: number; transitions: string[] };
+            const report = inertValue(answer.body) as { checked: number; transitions: string[] };
             for (const line of report.transitions) io.out(line);
             io.out(`${report.checked} active jobs checked, ${report.transitions.length} transitions`);
             return ExitCode.ok;
@@ -188,7 +190,7 @@ function client(baseUrl: string, key: string | undefined, io: CliIo) {
 
 function failed(answer: Answer, io: CliIo): number {
     const message = ApiError.safeParse(answer.body);
-    io.err(message.success ? message.data.error : `The app answered ${answer.status}: ${JSON.stringify(answer.body)}`);
+    io.err(message.success ? inertText(message.data.error) : `The app answered ${answer.status}: ${inertJson(answer.body)}`);
     if (answer.status === 404) return ExitCode.notFound;
     if (answer.status === 409) return ExitCode.conflict;
     if (answer.status === 400 || answer.status === 413) return ExitCode.usage;
@@ -196,7 +198,7 @@ function failed(answer: Answer, io: CliIo): number {
 }
 
 function printed(body: unknown, io: CliIo): number {
-    io.out(JSON.stringify(body, null, 2));
+    io.out(inertJson(body, 2));
     return ExitCode.ok;
 }
 
@@ -244,8 +246,12 @@ function details(job: z.infer<typeof Job>): string {
         .join("\n");
 }
 
+const graphemes = new Intl.Segmenter("en", { granularity: "grapheme" });
+
+/** At most `max` graphemes: an emoji or an accented letter is never cut in two. */
 function clip(text: string, max: number): string {
-    return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+    const whole = [...graphemes.segment(text)].map(({ segment }) => segment);
+    return whole.length <= max ? text : `${whole.slice(0, max - 1).join("")}…`;
 }
 
 if (require.main === module) {

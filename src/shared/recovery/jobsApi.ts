@@ -2,6 +2,7 @@ import { formatJobKey, JobState, parseJobKey, type JobRow } from "../jobs/JobRow
 import { InvalidJobRowError, type InvalidJob, type JobStore, type StoredJob } from "../jobs/JobStore";
 import type { Orchestrations } from "../orchestration/Orchestrations";
 import type { Sites } from "../sites/Sites";
+import { inertText } from "../text/logText";
 
 export interface ApiResponse {
     status: number;
@@ -12,6 +13,11 @@ export interface ApiResponse {
 export interface JobsApiDeps {
     jobs: JobStore;
     sites: Sites;
+}
+
+/** What a caller typed, as an error message may quote it: short, and inert on a terminal. */
+export function quoted(typed: string): string {
+    return `"${inertText(typed.slice(0, 100))}"`;
 }
 
 /** An error answer: `{ error, ...extra }` with the status. */
@@ -26,7 +32,7 @@ export function present(row: JobRow, sites: Sites) {
 /** `GET /api/jobs/{jobKey}`: the job row, its site, and what Durable Functions says of its instance. */
 export async function getJob(deps: JobsApiDeps, orchestrations: Orchestrations, jobKeyText: string): Promise<ApiResponse> {
     const key = parseJobKey(jobKeyText);
-    if (!key) return problem(400, `"${jobKeyText}" is not a job key; expected <intakeSheetId>-<intakeRowId>, e.g. 4583173393803140-1042.`);
+    if (!key) return problem(400, `${quoted(jobKeyText)} is not a job key; expected <intakeSheetId>-<intakeRowId>, e.g. 4583173393803140-1042.`);
     let stored: StoredJob | undefined;
     try {
         stored = await deps.jobs.get(key);
@@ -56,13 +62,13 @@ export async function listJobs(deps: JobsApiDeps, query: { state: string | null;
     let state: JobState | undefined;
     if (stateText !== "") {
         const parsed = JobState.safeParse(stateText);
-        if (!parsed.success) return problem(400, `Unknown state "${stateText}"; use one of ${JobState.options.join(", ")}.`);
+        if (!parsed.success) return problem(400, `Unknown state ${quoted(stateText)}; use one of ${JobState.options.join(", ")}.`);
         state = parsed.data;
     }
     const siteName = query.site ?? "";
     const site = siteName === "" ? undefined : deps.sites.named(siteName);
     if (siteName !== "" && !site) {
-        return problem(400, `Unknown site "${siteName}"; use one of ${deps.sites.all().map((known) => known.name).join(", ")}.`);
+        return problem(400, `Unknown site ${quoted(siteName)}; use one of ${deps.sites.all().map((known) => known.name).join(", ")}.`);
     }
     const jobs: ReturnType<typeof present>[] = [];
     const invalid: InvalidJob[] = [];

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { hasHiddenCharacters, logLine } from "../text/logText";
-import { problem, type ApiResponse } from "./jobsApi";
+import { hasHiddenCharacters } from "../text/logText";
+import { problem, quoted, type ApiResponse } from "./jobsApi";
 import { currentInstanceId, formatJobKey, parseJobKey } from "../jobs/JobRow";
 import { JobConcurrencyError, JobStateConflictError } from "../jobs/JobStore";
 import { JobLife, transitionLine } from "../jobs/jobLife";
@@ -37,7 +37,7 @@ export function unparkBodyTooLarge(): ApiResponse {
  */
 export async function unparkJob(deps: RecoveryDeps, jobKeyText: string, bodyText: string): Promise<ApiResponse> {
     const key = parseJobKey(jobKeyText);
-    if (!key) return problem(400, `"${logLine(jobKeyText.slice(0, 100))}" is not a job key; expected <intakeSheetId>-<intakeRowId>.`);
+    if (!key) return problem(400, `${quoted(jobKeyText)} is not a job key; expected <intakeSheetId>-<intakeRowId>.`);
     if (!deps.sites.ofIntakeSheet(key.pk)) {
         const sheets = deps.sites.all().map((site) => `${site.name}: ${site.intakeSheetId}`);
         return problem(404, `There is no job ${jobKeyText} on this app's intake sheets (${sheets.join(", ")}).`);
