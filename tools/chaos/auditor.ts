@@ -305,7 +305,8 @@ function checkInert(output: AuditedOutput, found: Found): void {
 }
 
 function checkSkewWarned(offsetMs: number, outputs: readonly AuditedOutput[], found: Found): void {
-    const warned = outputs.some((output) => output.text.split("\n").some((line) => /skew/i.test(line) && /\d/.test(line)));
+    // A word "skew", not the setting MAX_CLOCK_SKEW_SECONDS a host may print among its settings.
+    const warned = outputs.some((output) => output.text.split("\n").some((line) => /\bskew(ed)?\b/i.test(line) && /\d/.test(line)));
     if (!warned) found("silent", "clock skew", `a host's clock was ${offsetMs} ms off, beyond the allowance, and no log line warned of the skew with its figure`);
 }
 
