@@ -1,7 +1,7 @@
 import { TableClient } from "@azure/data-tables";
-import { afterEach, expect, inject, it } from "vitest";
+import { afterEach, describe, expect, inject, it } from "vitest";
 import { startSimulator, type RunningSimulator } from "../../tools/smartsheet-sim";
-import { audit, type AuditInput } from "../../tools/chaos/auditor";
+import { audit, type AuditInput, type Finding } from "../../tools/chaos/auditor";
 
 let sim: RunningSimulator | undefined;
 afterEach(async () => {
@@ -56,4 +56,87 @@ it("counts duplicates, lost and silent jobs, orphans and broken invariants", asy
     expect(count("silent")).toBe(1);
     // Done with no sheets and no Filing Index row: seven missing sheets and the missing row.
     expect(count("invariantFailures")).toBe(8);
+});
+
+describe("the invariants of the faults chaos draws since #18", () => {
+    /** A fresh simulator and an empty Jobs table: a world with no jobs, where only the new inputs can make findings. */
+    async function emptyWorld(): Promise<AuditInput> {
+        sim = await startSimulator({ port: 0, rateLimit: { requests: 1000, windowMs: 15_000 } });
+        const connection = inject("azuriteConnectionString");
+        const table = `audit${Date.now()}${Math.floor(Math.random() * 1000)}`;
+        await TableClient.fromConnectionString(connection, table, { allowInsecureConnection: true }).createTable();
+        return { simAdminUrl: sim.adminUrl, storageConnectionString: connection, jobsTable: table, requests: [], alerts: [], permanentFaultsPlanned: false };
+    }
+    const details = (findings: Finding[]) => findings.map((finding) => `[${finding.category}] ${finding.detail}`);
+
+    it("finds two alerts for one parking a duplicate, and one alert each for two parkings of a job fine", async () => {
+        const input = await emptyWorld();
+        const alert = (parkedAt: string) => ({ event: "job.parked", jobKey: "1-2", parkedAt });
+        const twice = await audit({ ...input, alerts: [alert("2026-01-01T00:00:00.000Z"), alert("2026-01-01T00:00:00.000Z")] });
+        expect(details(twice.findings)).toEqual([expect.stringMatching(/^\[duplicates\] 2 alerts for one parking$/)]);
+        const twoParkings = await audit({ ...input, alerts: [alert("2026-01-01T00:00:00.000Z"), alert("2026-01-01T00:05:00.000Z")] });
+        expect(twoParkings.findings).toEqual([]);
+    });
+
+    it("finds a rolling window of the app token's calls over the limit, and not one at the limit or another token's", async () => {
+        const input = await emptyWorld();
+        const call = (token: string) => fetch(new URL(`sheets/${sim!.core.anchors.intakeSheetId}`, sim!.baseUrl), { headers: { authorization: `Bearer ${token}` } });
+        for (let i = 0; i < 4; i += 1) await call("sim-token");
+        const atLimit = await audit({ ...input, rateLimit: { requests: 4, windowMs: 15_000, tokens: ["sim-token"] } });
+        expect(atLimit.findings).toEqual([]);
+        await call("sim-token");
+        const over = await audit({ ...input, rateLimit: { requests: 4, windowMs: 15_000, tokens: ["sim-token"] } });
+        expect(details(over.findings)).toEqual([expect.stringMatching(/^\[invariantFailures\] 5 calls in the 15 s from .*, over the limit of 4$/)]);
+        const otherToken = await audit({ ...input, rateLimit: { requests: 4, windowMs: 15_000, tokens: ["another-token"] } });
+        expect(otherToken.findings).toEqual([]);
+    });
+
+    it("finds raw control, bidi and invisible characters and forged lines in output, and passes escaped text and emoji", async () => {
+        const input = await emptyWorld();
+        const outputs = [
+            { source: "title", text: "IND-1 \u001b]0;pwned\u0007 Pump" },
+            { source: "bidi", text: "IND-1 \u202Egnp.exe" },
+            { source: "zero width", text: "Zero\u200BWidth" },
+            { source: "forged", text: "IND-1 Pump\nFORGED-LINE done IND-0000 forged" },
+        ];
+        const raw = await audit({ ...input, outputs });
+        expect(raw.findings.map((finding) => finding.subject)).toEqual(["title", "bidi", "zero width", "forged"]);
+        expect(raw.findings.every((finding) => finding.category === "invariantFailures")).toBe(true);
+        const inert = await audit({
+            ...input,
+            outputs: [{ source: "cli", text: 'IND-1 "\\u001b]0;pwned\\u0007" Field Lab 👩‍🔬 Sensor\t\\u202E\nIND-2 "\\nFORGED-LINE done"' }],
+        });
+        expect(inert.findings).toEqual([]);
+    });
+
+    it("finds a skew beyond the allowance that no log line warned of, and none when one did with its figure", async () => {
+        const input = await emptyWorld();
+        const quiet = await audit({ ...input, skewBeyondAllowanceMs: 2500, outputs: [{ source: "host 2 log", text: "job 1-2 queued → running" }] });
+        expect(details(quiet.findings)).toEqual([expect.stringMatching(/^\[silent\] a host's clock was 2500 ms off/)]);
+        const warned = await audit({ ...input, skewBeyondAllowanceMs: 2500, outputs: [{ source: "host 2 log", text: "Warning: clock skew of 2.5 s with the storage service" }] });
+        expect(warned.findings).toEqual([]);
+    });
+
+    it("finds an approval with no job, or a job but a blank status, one sweep interval after a sweep; a rejection or a status answers it", async () => {
+        const input = await emptyWorld();
+        const intake = sim!.core.state().sheets.find((sheet) => sheet.id === sim!.core.anchors.intakeSheetId)!;
+        const status = intake.columns.find((column) => column.title === "Status")!;
+        const [first, second, third] = intake.rows.map((row) => row.id);
+        const withStatus = (texts: Record<number, string>) => ({
+            ...intake,
+            rows: intake.rows.map((row) => ({ ...row, cells: [...row.cells.filter((cell) => cell.columnId !== status.id), { columnId: status.id, value: texts[row.id] ?? "" }] })),
+        });
+        const request = (rowId: number, code: string) => ({ rowId, code, valid: true, deleted: false, withdrawn: false });
+        const requests = [request(first!, "A"), request(second!, "B"), request(third!, "C")];
+        const wedged = await audit({ ...input, requests, approvals: { intake: withStatus({}), jobRowIds: [first!] } });
+        // The Jobs table is empty, so each request is also "lost" at rest; the snapshot's findings are the invariant failures.
+        const snapshotFindings = (findings: Finding[]) => findings.filter((finding) => finding.category === "invariantFailures").map((finding) => finding.subject);
+        expect(snapshotFindings(wedged.findings)).toEqual(["A", "B", "C"]);
+        const answered = await audit({
+            ...input,
+            requests,
+            approvals: { intake: withStatus({ [first!]: "Queued", [second!]: "Rejected — Product Line is missing", [third!]: "Done" }), jobRowIds: [first!, third!] },
+        });
+        expect(snapshotFindings(answered.findings)).toEqual([]);
+    });
 });

@@ -67,8 +67,9 @@ describe("call log", () => {
             path: `/2.0/sheets/${sim.core.anchors.intakeSheetId}`,
             status: 200,
             at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+            token: "sim-token",
         });
-        expect(calls.log[2]).toMatchObject({ op: "getSheet", status: 401, errorCode: 1002 });
+        expect(calls.log[2]).toMatchObject({ op: "getSheet", status: 401, errorCode: 1002, token: "(unknown)" });
 
         expect((await admin(sim, "POST", "calls/reset")).status).toBe(200);
         expect((await admin(sim, "GET", "calls")).body).toEqual({ total: 0, byOperation: {}, byToken: {}, log: [] });

@@ -1,5 +1,6 @@
 import { TableClient } from "@azure/data-tables";
-import type { Action, Plan, PersonAction } from "./plan";
+import { HarnessError } from "./hostProcess";
+import type { Action, Plan, PersonAction, TemplateEdit } from "./plan";
 import type { ScheduleStack } from "./stack";
 
 /** How long a person's action waits for its product's job row before acting anyway. */
@@ -25,6 +26,12 @@ export class ScheduleContext {
     readonly deletedRows = new Set<number>();
     /** Rows withdrawn (Approved unticked, or the row deleted) before any job existed: no job is owed to them. */
     readonly withdrawnRows = new Set<number>();
+    /** Rows locked (the app may not write them) to the end of the schedule. */
+    readonly lockedRows = new Set<number>();
+    /** Rows whose orchestrations' status the first host cannot read, to the end of the schedule. */
+    readonly statusUnreadableRows = new Set<number>();
+    /** Harness failures during the plan (a switch the stack lacks): the schedule cannot be judged. */
+    readonly harnessErrors: string[] = [];
     /** `+<ms> <action>: <outcome>`, for a failure report. */
     readonly journal: string[] = [];
     private readonly jobs: TableClient;
@@ -93,18 +100,39 @@ export async function perform(context: ScheduleContext, action: Action): Promise
         context.note(`${label}: ${outcome ?? "ok"}`);
     } catch (error) {
         context.note(`${label}: failed (${error instanceof Error ? error.message : String(error)})`);
+        if (error instanceof HarnessError) context.harnessErrors.push(`${label}: ${error.message}`);
     }
 }
 
 async function run(context: ScheduleContext, action: Action): Promise<string | void> {
     const { stack } = context;
     switch (action.kind) {
-        case "sweep":
-            await Promise.all(Array.from({ length: action.overlapping ? 2 : 1 }, () => stack.host.fire("intakeSweep")));
+        case "sweep": {
+            // Overlapping sweeps run on both hosts when there are two: two instances, as in production.
+            const hosts = action.overlapping ? [stack.host, stack.peer ?? stack.host] : [stack.host];
+            await Promise.all(hosts.map((host) => host.fire("intakeSweep")));
             return;
+        }
         case "reaper":
-            await stack.host.fire("reaper");
+            await (action.host === 1 && stack.peer ? stack.peer : stack.host).fire("reaper");
             return;
+        case "lockIntakeRow": {
+            const rowId = context.rowIds[action.product]!;
+            const view = await context.simView();
+            await stack.simAdmin("POST", "lockedRows", { sheetId: view.intakeSheetId, rowIds: [rowId], locked: true });
+            context.lockedRows.add(rowId);
+            return `row ${rowId} locked`;
+        }
+        case "webhookFault":
+            stack.webhook.misbehave(action.mode, action.forMs);
+            return;
+        case "failStatusReads": {
+            const rowId = context.rowIds[action.product]!;
+            // The app's instance ids are provision-<intake sheet>-<row>-a<attempt>: every attempt of the job.
+            await stack.host.failStatusReads([`provision-${stack.settings.INTAKE_SHEET_ID}-${rowId}-`]);
+            context.statusUnreadableRows.add(rowId);
+            return `status reads of row ${rowId}'s orchestrations fail on the first host`;
+        }
         case "faults":
             await stack.simAdmin("POST", "faults", { rules: action.rules });
             return;
@@ -182,7 +210,7 @@ async function act(context: ScheduleContext, action: PersonAction): Promise<stri
 }
 
 /** A person edits the template while products are being copied from it. */
-async function editTemplate(context: ScheduleContext, view: SimView, edit: "addReferenceAndFormula" | "insertRows"): Promise<string> {
+async function editTemplate(context: ScheduleContext, view: SimView, edit: TemplateEdit): Promise<string> {
     const { stack } = context;
     const template = (name: string) => {
         const found = view.sheets.find((sheet) => sheet.folderId === view.templateFolderId && sheet.name === name);
@@ -196,6 +224,7 @@ async function editTemplate(context: ScheduleContext, view: SimView, edit: "addR
         ]);
         return "a row with a cross-sheet formula inserted into Approvals";
     }
+    if (edit === "referenceOutside") return referOutsideTemplate(context, view, template("Risk Register"));
     const suppliers = template("Suppliers");
     const specifications = template("Specifications");
     const value = columnId(specifications, "Value");
@@ -211,6 +240,23 @@ async function editTemplate(context: ScheduleContext, view: SimView, edit: "addR
         { id: row.id, cells: [{ columnId: columnId(suppliers, "Lead Time (days)"), formula: "=COUNT({Specification Values})" }] },
     ]);
     return "Suppliers now references Specifications";
+}
+
+/**
+ * A template sheet with no reference of its own gets one to a sheet outside the template folder
+ * (the Filing Index, as a template built from a product would point at that product's sheets),
+ * and a formula that uses it: the app must park such a product naming sheet and reference.
+ */
+async function referOutsideTemplate(context: ScheduleContext, view: SimView, holder: SimSheetView): Promise<string> {
+    const { stack } = context;
+    const outside = view.sheets.find((sheet) => sheet.folderId !== view.templateFolderId && sheet.name === "Filing Index");
+    if (!outside) throw new Error("the simulator has no Filing Index sheet outside the template");
+    const codes = columnId(outside, "Product Code");
+    await stack.smartsheet("POST", `sheets/${holder.id}/crosssheetreferences`, { name: "Filed Codes", sourceSheetId: outside.id, startColumnId: codes, endColumnId: codes });
+    const row = holder.rows[0];
+    if (!row) throw new Error(`the ${holder.name} template sheet has no rows`);
+    await stack.smartsheet("PUT", `sheets/${holder.id}/rows`, [{ id: row.id, cells: [{ columnId: columnId(holder, "Mitigation"), formula: "=COUNT({Filed Codes})" }] }]);
+    return `${holder.name} now references ${outside.name}, outside the template`;
 }
 
 function sheetOf(view: SimView, id: number): SimSheetView {

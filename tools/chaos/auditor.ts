@@ -1,6 +1,7 @@
 import { TableClient } from "@azure/data-tables";
 import { z } from "zod";
 import { expectedNames } from "./composedNames";
+import { FORGED_LINE_MARKER } from "./plan";
 
 /**
  * The auditor judges a finished schedule from the outside: the simulator's state over its admin
@@ -27,6 +28,23 @@ export interface AuditedRequest {
     deleted: boolean;
     /** Approved was unticked before the sweep made a job: none is owed. */
     withdrawn: boolean;
+    /** The plan locked the row (the app may not write it): its status is not checked. */
+    locked?: boolean;
+    /** The plan made its orchestrations' status unreadable on one host: its job may stay open. */
+    statusUnreadable?: boolean;
+}
+
+/** Output an ops person reads (the jobs CLI, the hosts' logs), as it was written. */
+export interface AuditedOutput {
+    source: string;
+    text: string;
+}
+
+/** The intake sheet and the Jobs table's job rows as they were one sweep interval after a sweep (faults cleared). */
+export interface ApprovalSnapshot {
+    /** The simulator's state of the intake sheet then (`GET /__sim/state`, one sheet). */
+    intake: unknown;
+    jobRowIds: readonly number[];
 }
 
 export interface AuditInput {
@@ -35,8 +53,14 @@ export interface AuditInput {
     jobsTable: string;
     requests: readonly AuditedRequest[];
     alerts: readonly unknown[];
-    /** The plan made Smartsheet refuse for good (403/1004) at some point: parking is a fair outcome. */
+    /** The plan made Smartsheet refuse for good (403/1004, a template referring outside itself): parking is a fair outcome. */
     permanentFaultsPlanned: boolean;
+    /** Each app token's limit: no rolling window of its calls in the simulator's log may hold more. */
+    rateLimit?: { requests: number; windowMs: number; tokens: readonly string[] };
+    outputs?: readonly AuditedOutput[];
+    /** A host's clock was off by more than the app allows: some host log line must warn of the skew, with its figure. */
+    skewBeyondAllowanceMs?: number;
+    approvals?: ApprovalSnapshot;
 }
 
 export interface AuditResult {
@@ -87,12 +111,25 @@ const JobEntity = z.object({
 type JobEntity = z.infer<typeof JobEntity>;
 
 const ParkAlert = z.object({ event: z.literal("job.parked"), jobKey: z.string(), parkedAt: z.string().optional() });
+const CallLog = z.object({ log: z.array(z.object({ at: z.string(), token: z.string().optional(), op: z.string() })) });
+
+/**
+ * Characters no terminal or log line may receive from customer text: C0 and C1 controls (ESC,
+ * BEL, CR…; tab allowed), bidi controls, zero-width and other invisible format characters. A zero
+ * width joiner between two pictographs (👩‍🔬) is part of an emoji, not hidden text.
+ */
+const RAW_CONTROL = /[\u0000-\u0008\u000A-\u001F\u007F-\u009F\u061C\u200B\u200C\u200E\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF]|(?<!\p{Extended_Pictographic}\uFE0F?)\u200D|\u200D(?!\p{Extended_Pictographic})/u;
 
 export async function audit(input: AuditInput): Promise<AuditResult> {
     const state = SimState.parse(await (await fetch(new URL("state", input.simAdminUrl))).json());
     const jobs = await readJobs(input.storageConnectionString, input.jobsTable);
     const findings: Finding[] = [];
     const found = (category: FindingCategory, subject: string, detail: string) => findings.push({ category, subject, detail });
+    if (input.rateLimit) await checkRateWindows(input.simAdminUrl, input.rateLimit, found);
+    for (const output of input.outputs ?? []) checkInert(output, found);
+    if (input.skewBeyondAllowanceMs !== undefined) checkSkewWarned(input.skewBeyondAllowanceMs, input.outputs ?? [], found);
+    if (input.approvals) checkApprovalsAnswered(input.approvals, input.requests, found);
+    checkAlertsPerParking(input.alerts, found);
     const world = new World(state);
     const templates = world.sheetsIn(state.templateFolderId);
     const templateNames = templates.map((sheet) => sheet.name);
@@ -107,7 +144,7 @@ export async function audit(input: AuditInput): Promise<AuditResult> {
         }
         if (request.valid && job.state === "rejected") found("invariantFailures", request.code, `a valid request was rejected: ${job.rejectReason}`);
         if (!request.valid && job.state !== "rejected") found("invariantFailures", request.code, `an invalid request ended ${job.state}, not rejected`);
-        if (!request.deleted) checkIntakeStatus(world, state.intakeSheetId, request, job, found);
+        if (!request.deleted && !request.locked) checkIntakeStatus(world, state.intakeSheetId, request, job, found);
         else if (request.valid && job.state === "parked" && !input.permanentFaultsPlanned && !/^No progress after/.test(job.parkReason ?? "")) {
             // Deleting the intake row only takes away where the status is written; the product is still finished.
             found("invariantFailures", request.code, `intake row deleted mid-job, and the job parked instead of finishing: ${job.parkReason}`);
@@ -115,9 +152,15 @@ export async function audit(input: AuditInput): Promise<AuditResult> {
     }
 
     const owned = new Map<number, Set<string>>();
+    const unreadable = new Set(input.requests.filter((request) => request.statusUnreadable).map((request) => request.rowId));
     for (const job of jobs) {
         const key = `${job.partitionKey}-${job.rowKey}`;
         const subject = `${job.productCode} (${key})`;
+        if ((job.state === "queued" || job.state === "running") && unreadable.has(Number(job.rowKey))) {
+            // Its status cannot be read, so no one can tell whether it still runs: it may stay open; the others may not.
+            states.open += 1;
+            continue;
+        }
         if (job.state === "queued" || job.state === "running") {
             states.open += 1;
             found("lost", subject, `still ${job.state} when the stack was idle`);
@@ -186,6 +229,7 @@ function checkDoneProduct(
     for (const sheet of sheets) {
         for (const problem of foreignFormulas(sheet, own, world)) found("invariantFailures", subject, problem);
     }
+    // A reference no formula uses reaches nothing (Smartsheet has no delete for it and drops it after two hours): only used ones count.
     for (const template of templates) {
         if (!template.summaryFields.some((field) => field.title === "Product Code")) continue;
         for (const sheet of sheets.filter((candidate) => candidate.name === names.sheets.get(template.name))) {
@@ -232,6 +276,69 @@ function foreignFormulas(sheet: SimSheet, own: ReadonlySet<number>, world: World
     }
     return [...problems];
 }
+
+/** No rolling window of one token's calls holds more than the limit (the simulator's log: every call, refused ones too). */
+async function checkRateWindows(simAdminUrl: string, limit: NonNullable<AuditInput["rateLimit"]>, found: Found): Promise<void> {
+    const { log } = CallLog.parse(await (await fetch(new URL("calls", simAdminUrl))).json());
+    for (const token of limit.tokens) {
+        const times = log.filter((call) => call.token === token).map((call) => Date.parse(call.at)).sort((a, b) => a - b);
+        let busiest = 0;
+        let busiestFrom = 0;
+        for (let first = 0, last = 0; last < times.length; last += 1) {
+            while (times[last]! - times[first]! >= limit.windowMs) first += 1;
+            if (last - first + 1 > busiest) [busiest, busiestFrom] = [last - first + 1, times[first]!];
+        }
+        if (busiest > limit.requests) {
+            found("invariantFailures", `token …${token.slice(-4)}`, `${busiest} calls in the ${limit.windowMs / 1000} s from ${new Date(busiestFrom).toISOString()}, over the limit of ${limit.requests}`);
+        }
+    }
+}
+
+/** Customer text reaches no terminal or log raw: no control, bidi or invisible character, and no line forged by a newline. */
+function checkInert(output: AuditedOutput, found: Found): void {
+    const lines = output.text.split("\n");
+    const raw = lines.filter((line) => RAW_CONTROL.test(line));
+    const forged = lines.filter((line) => line.trimStart().startsWith(FORGED_LINE_MARKER));
+    for (const line of raw.slice(0, 3)) found("invariantFailures", output.source, `prints a raw control, bidi or invisible character: ${JSON.stringify(line.slice(0, 200))}`);
+    if (raw.length > 3) found("invariantFailures", output.source, `and ${raw.length - 3} more lines with raw control characters`);
+    for (const line of forged.slice(0, 3)) found("invariantFailures", output.source, `prints a line forged by a newline in customer text: ${JSON.stringify(line.slice(0, 200))}`);
+}
+
+function checkSkewWarned(offsetMs: number, outputs: readonly AuditedOutput[], found: Found): void {
+    // A word "skew", not the setting MAX_CLOCK_SKEW_SECONDS a host may print among its settings.
+    const warned = outputs.some((output) => output.text.split("\n").some((line) => /\bskew(ed)?\b/i.test(line) && /\d/.test(line)));
+    if (!warned) found("silent", "clock skew", `a host's clock was ${offsetMs} ms off, beyond the allowance, and no log line warned of the skew with its figure`);
+}
+
+/** One sweep interval after a sweep, every approved request has a job or says `Rejected — reason`: a wedged sweep shows here. */
+function checkApprovalsAnswered(snapshot: ApprovalSnapshot, requests: readonly AuditedRequest[], found: Found): void {
+    const intake = SimSheet.parse(snapshot.intake);
+    const status = intake.columns.find((column) => column.title === "Status");
+    const withJob = new Set(snapshot.jobRowIds);
+    for (const request of requests.filter((candidate) => !candidate.deleted && !candidate.withdrawn)) {
+        const row = intake.rows.find((candidate) => candidate.id === request.rowId);
+        const text = row && status ? cellText(row, status.id) : "";
+        const answered = /^Rejected — ./.test(text) || (withJob.has(request.rowId) && (text !== "" || request.locked === true));
+        if (!answered) {
+            const has = withJob.has(request.rowId) ? "a job row but no status on the intake row" : "no job and no rejection";
+            found("invariantFailures", request.code, `one sweep interval after a sweep (faults cleared), approved row ${request.rowId} has ${has} (status ${JSON.stringify(text)})`);
+        }
+    }
+}
+
+/** At most one alert per parking (a job key and its parkedAt); "at least one" is checked with each parked job. */
+function checkAlertsPerParking(alerts: readonly unknown[], found: Found): void {
+    const perParking = new Map<string, number>();
+    for (const alert of alerts) {
+        const parsed = ParkAlert.safeParse(alert);
+        if (!parsed.success) continue;
+        const parking = `${parsed.data.jobKey} parked at ${parsed.data.parkedAt ?? "?"}`;
+        perParking.set(parking, (perParking.get(parking) ?? 0) + 1);
+    }
+    for (const [parking, count] of perParking) if (count > 1) found("duplicates", parking, `${count} alerts for one parking`);
+}
+
+type Found = (category: FindingCategory, subject: string, detail: string) => void;
 
 function checkParking(job: JobEntity, key: string, alerts: readonly unknown[], subject: string, found: (category: FindingCategory, subject: string, detail: string) => void): void {
     if (!job.parkReason?.trim()) found("silent", subject, "parked without a reason");

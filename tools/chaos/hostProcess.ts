@@ -4,8 +4,11 @@ import path from "node:path";
 /** The repository root: the compiled app (package.json "main") and the local host live under it. */
 export const APP_DIR = path.resolve(__dirname, "..", "..", "..");
 const HOST_MAIN = path.join(APP_DIR, "dist", "tools", "functions-host", "main.js");
+const CLOCK_SKEW_PRELOAD = path.join(APP_DIR, "dist", "tools", "chaos", "clockSkew.js");
 const START_TIMEOUT_MS = 30_000;
 const KEPT_LOG_LINES = 400;
+/** Every line, for the auditor's look for raw customer text; a schedule writes far fewer. */
+const KEPT_AUDITED_LINES = 100_000;
 
 /** A harness problem (not a product failure): the schedule cannot be judged. */
 export class HarnessError extends Error {
@@ -17,18 +20,23 @@ export class HostProcess {
     readonly url: string;
     /** The host's last output lines, for a failure report. */
     readonly logs: string[] = [];
+    /** Every output line of every run of the host, as written (raw), for the auditor. */
+    readonly allLines: string[] = [];
     private child: ChildProcess | undefined;
 
+    /** `clockOffsetMs`: the host's wall clock runs this far ahead (behind when negative) of the harness's. */
     constructor(
         private readonly settings: Record<string, string>,
         private readonly port: number,
+        readonly clockOffsetMs = 0,
     ) {
         this.url = `http://127.0.0.1:${port}`;
     }
 
     async start(): Promise<void> {
-        const child = spawn(process.execPath, [HOST_MAIN, "--app", APP_DIR, "--port", String(this.port)], {
-            env: { ...process.env, ...this.settings },
+        const preload = this.clockOffsetMs === 0 ? [] : ["--require", CLOCK_SKEW_PRELOAD];
+        const child = spawn(process.execPath, [...preload, HOST_MAIN, "--app", APP_DIR, "--port", String(this.port)], {
+            env: { ...process.env, ...this.settings, CHAOS_CLOCK_OFFSET_MS: String(this.clockOffsetMs) },
             stdio: ["ignore", "pipe", "pipe"],
         });
         this.child = child;
@@ -37,6 +45,7 @@ export class HostProcess {
             const lines = (partial + chunk.toString()).split("\n");
             partial = lines.pop() ?? "";
             this.logs.push(...lines);
+            if (this.allLines.length < KEPT_AUDITED_LINES) this.allLines.push(...lines);
             if (this.logs.length > KEPT_LOG_LINES) this.logs.splice(0, this.logs.length - KEPT_LOG_LINES);
         };
         child.stdout!.on("data", collect);
@@ -61,12 +70,22 @@ export class HostProcess {
 
     /** Runs a timer or queue function now (`POST /admin/functions/{name}`). */
     async fire(name: string): Promise<void> {
-        const response = await fetch(`${this.url}/admin/functions/${name}`, {
-            method: "POST",
+        await this.admin("POST", `functions/${name}`, { input: "" }, 202);
+    }
+
+    /** Makes the status reads of instances whose id starts with one of `prefixes` fail (500); `[]` clears. */
+    async failStatusReads(prefixes: readonly string[]): Promise<void> {
+        await this.admin("PUT", "faults/statusReads", { instanceIdPrefixes: prefixes }, 200);
+    }
+
+    private async admin(method: string, route: string, body: unknown, expected: number): Promise<void> {
+        const response = await fetch(`${this.url}/admin/${route}`, {
+            method,
             headers: { "content-type": "application/json" },
-            body: JSON.stringify({ input: "" }),
+            body: JSON.stringify(body),
         });
-        if (response.status !== 202) throw new Error(`firing ${name} answered ${response.status}`);
+        if (response.status === 404 && route.startsWith("faults/")) throw new HarnessError(`${method} /admin/${route} answered 404: the local host has no such switch`);
+        if (response.status !== expected) throw new Error(`${method} /admin/${route} answered ${response.status}`);
     }
 
     running(): boolean {

@@ -25,16 +25,26 @@ export type PersonAction =
     | { kind: "editProductName"; product: number; name: string }
     | { kind: "untickApproved"; product: number }
     | { kind: "typeStatus"; product: number; text: string }
-    | { kind: "editTemplate"; edit: "addReferenceAndFormula" | "insertRows" };
+    | { kind: "editTemplate"; edit: TemplateEdit };
+
+/** `referenceOutside`: a template sheet gets its only reference, to a sheet outside the template folder, and a formula using it. */
+export type TemplateEdit = "addReferenceAndFormula" | "insertRows" | "referenceOutside";
 
 export type Action =
     | { kind: "sweep"; overlapping: boolean }
-    | { kind: "reaper" }
+    /** `host` 1 is the second host, when the plan has one. */
+    | { kind: "reaper"; host: 0 | 1 }
     | { kind: "faults"; rules: FaultRule[] }
     | { kind: "duplicateMessages"; product: number; copies: number }
     | { kind: "killHost"; downMs: number }
     | { kind: "restartAzurite"; downMs: number }
     | { kind: "unparkRacingReaper" }
+    /** The product's intake row becomes one the app may not write (locked), to the end of the schedule. */
+    | { kind: "lockIntakeRow"; product: number }
+    /** The alert webhook accepts and never answers, or answers 503, for a while. */
+    | { kind: "webhookFault"; mode: "hang" | "error5xx"; forMs: number }
+    /** The first host's status reads of the product's orchestrations fail, to the end of the schedule. */
+    | { kind: "failStatusReads"; product: number }
     | PersonAction;
 
 export interface Step {
@@ -48,6 +58,10 @@ export interface Plan {
     /** The local host's test switch: every activity runs twice. */
     duplicateActivities: "off" | "sequential" | "concurrent";
     copySettleSeconds: number;
+    /** A second host on the same task hub, Azurite and simulator, its clock this far off. */
+    peer?: { clockOffsetMs: number };
+    /** `tight`: a rate limit per token the schedule reaches, so the shared budget is what keeps it under. */
+    budget: "roomy" | "tight";
     steps: Step[];
 }
 
@@ -55,6 +69,8 @@ export interface Plan {
 export const CALL_TIMEOUT_SECONDS = 1;
 /** How long an unanswered write may still land (the app's LATE_WRITE_HORIZON_SECONDS). */
 export const LATE_WRITE_HORIZON_SECONDS = 4;
+/** The harness's MAX_CLOCK_SKEW_SECONDS, in ms: the skew between hosts the app must absorb. */
+export const MAX_CLOCK_SKEW_MS = 500;
 /** The plan's actions happen within this window after the first sweep. */
 const ACTIVE_WINDOW_MS = 6_000;
 
@@ -103,7 +119,10 @@ export function planSchedule(seed: number, options: PlanOptions): Plan {
     const add = (action: Action, atMs = at()) => steps.push({ atMs, action });
 
     for (let i = random.int(0, 2); i > 0; i -= 1) add({ kind: "sweep", overlapping: random.chance(0.5) });
-    for (let i = random.int(0, 3); i > 0; i -= 1) add({ kind: "reaper" });
+    // Drawn before the steps that may name it; a skew beyond the allowance in one peer of four (the app must warn).
+    const peer = random.chance(0.3) ? { clockOffsetMs: drawClockOffset(random) } : undefined;
+    const host = (): 0 | 1 => (peer && random.chance(0.5) ? 1 : 0);
+    for (let i = random.int(0, 3); i > 0; i -= 1) add({ kind: "reaper", host: host() });
     const faultEpisodes = Array.from({ length: random.int(0, 3) }, () => ({ atMs: at(), rules: drawFaultRules(random) }));
     for (const episode of faultEpisodes) add({ kind: "faults", rules: episode.rules }, episode.atMs);
     if (random.chance(0.4)) add({ kind: "duplicateMessages", product: random.pick(valid), copies: random.int(1, 3) });
@@ -116,16 +135,39 @@ export function planSchedule(seed: number, options: PlanOptions): Plan {
     if (random.chance(0.2)) add({ kind: "editProductName", product: random.pick(valid), name: random.pick(NAMES) });
     if (random.chance(0.15)) add({ kind: "untickApproved", product: random.pick(valid) });
     if (random.chance(0.2)) add({ kind: "typeStatus", product: random.pick(valid), text: random.pick(TYPED_STATUSES) });
-    if (random.chance(0.15)) add({ kind: "editTemplate", edit: random.pick(["addReferenceAndFormula", "insertRows"] as const) });
+    if (random.chance(0.2)) add({ kind: "editTemplate", edit: random.pick(["addReferenceAndFormula", "insertRows", "referenceOutside"] as const) });
+    if (random.chance(0.15)) add({ kind: "lockIntakeRow", product: random.pick(valid) });
+    if (random.chance(0.2)) add({ kind: "webhookFault", mode: random.pick(["hang", "error5xx"] as const), forMs: random.int(1_000, 5_000) });
+    if (random.chance(0.15)) add({ kind: "failStatusReads", product: random.pick(valid) });
 
     return {
         seed,
         products,
-        duplicateActivities: random.weighted([["off", 6], ["sequential", 2], ["concurrent", 2]] as const),
+        duplicateActivities: random.weighted([["off", 5], ["sequential", 2], ["concurrent", 3]] as const),
         copySettleSeconds: random.int(0, 1),
+        ...(peer ? { peer } : {}),
+        budget: random.chance(peer ? 0.5 : 0.15) ? "tight" : "roomy",
         steps: steps.sort((a, b) => a.atMs - b.atMs),
     };
 }
+
+/** Within the allowance mostly; beyond it (3–8 times) in one of four, where the app must warn with the figure. */
+function drawClockOffset(random: Random): number {
+    const sign = random.chance(0.5) ? 1 : -1;
+    return sign * (random.chance(0.25) ? random.int(3 * MAX_CLOCK_SKEW_MS, 8 * MAX_CLOCK_SKEW_MS) : random.int(0, MAX_CLOCK_SKEW_MS));
+}
+
+/** Customer text a terminal or a log must never receive raw: window title, clear screen, bidi override, zero width, a forged line. */
+export const HOSTILE_FRAGMENTS = [
+    "\u001b]0;pwned\u0007",
+    "\u001b[2J\u001b[H",
+    "\u202Egnp.exe",
+    "Zero\u200BWidth",
+    "\nFORGED-LINE done IND-0000 forged",
+    "\r\u001b[31mRED\u001b[0m",
+] as const;
+/** A line of output that starts with this came from a newline in customer text. */
+export const FORGED_LINE_MARKER = "FORGED-LINE";
 
 const TYPED_STATUSES = ["Done", "Cancelled", "In progress — copy 7/7", "Stalled — waiting for legal", "please hurry"];
 
@@ -157,7 +199,9 @@ function drawProducts(random: Random, count: number, seed: number): ProductReque
         const line = random.pick(LINES);
         const code = `${line === "Industrial" ? "IND" : "CON"}-${(seed % 9000) + 1000}-${index + 1}`;
         const typedStatus = random.chance(0.05) ? random.pick(TYPED_STATUSES) : undefined;
-        products.push({ code, name: random.pick(NAMES), line, valid: true, ...(typedStatus ? { typedStatus } : {}) });
+        const request: ProductRequest = { code, name: random.pick(NAMES), line, valid: true, ...(typedStatus ? { typedStatus } : {}) };
+        // The first request stays valid, so the people's actions always have a product to act on.
+        products.push(random.chance(0.15) ? hostile(random, request, index > 0) : request);
     }
     if (count > 1 && random.chance(0.2)) {
         // The last request is one the sweep must reject: a line with no folder, or a code taken.
@@ -168,14 +212,35 @@ function drawProducts(random: Random, count: number, seed: number): ProductReque
     return products;
 }
 
+/**
+ * Customer text with control, bidi and invisible characters: in the name the request stays valid
+ * (letters remain); in the code or the line it must be rejected, and the reason quotes it.
+ */
+function hostile(random: Random, request: ProductRequest, mayBeInvalid: boolean): ProductRequest {
+    const fragment = random.pick(HOSTILE_FRAGMENTS);
+    const where = mayBeInvalid ? random.weighted([["name", 3], ["code", 1], ["line", 1]] as const) : "name";
+    if (where === "name") return { ...request, name: `${request.name}${fragment}` };
+    if (where === "code") return { ...request, code: `${request.code}${fragment}`, valid: false };
+    return { ...request, line: `${request.line}${fragment}`, valid: false };
+}
+
 /** One line of what a plan does, for the report. */
 export function summarisePlan(plan: Plan): string {
     const counts = new Map<string, number>();
     for (const { action } of plan.steps) counts.set(action.kind, (counts.get(action.kind) ?? 0) + 1);
     const parts = [...counts].map(([kind, count]) => (count > 1 ? `${kind}×${count}` : kind));
     if (plan.duplicateActivities !== "off") parts.push(`activities×2 ${plan.duplicateActivities}`);
+    if (plan.peer) parts.push(`second host ${plan.peer.clockOffsetMs >= 0 ? "+" : ""}${plan.peer.clockOffsetMs} ms`);
+    if (plan.budget === "tight") parts.push("tight rate limit");
     const invalid = plan.products.filter((product) => !product.valid).length;
     const typed = plan.products.filter((product) => product.typedStatus).length;
-    const notes = [invalid ? `${invalid} invalid` : "", typed ? `${typed} with a typed status` : ""].filter(Boolean).join(", ");
+    const hostileText = plan.products.filter((product) => [product.code, product.name, product.line].some(hasHostileText)).length;
+    const notes = [invalid ? `${invalid} invalid` : "", typed ? `${typed} with a typed status` : "", hostileText ? `${hostileText} with hostile text` : ""]
+        .filter(Boolean)
+        .join(", ");
     return `${plan.products.length} products${notes ? ` (${notes})` : ""}: ${parts.join(", ")}`;
+}
+
+export function hasHostileText(text: string): boolean {
+    return HOSTILE_FRAGMENTS.some((fragment) => text.includes(fragment));
 }

@@ -1,8 +1,11 @@
+import { execFile } from "node:child_process";
+import path from "node:path";
 import { TableClient } from "@azure/data-tables";
 import { perform, ScheduleContext, seedIntake, sleep } from "./actions";
-import { audit, type AuditResult } from "./auditor";
-import type { Plan } from "./plan";
-import { ScheduleStack } from "./stack";
+import { audit, type ApprovalSnapshot, type AuditedOutput, type AuditResult } from "./auditor";
+import { APP_DIR, HarnessError } from "./hostProcess";
+import { MAX_CLOCK_SKEW_MS, type Plan } from "./plan";
+import { FUNCTION_KEY, ScheduleStack } from "./stack";
 
 /** After the plan: sweep and reaper runs, then this long at most for every job to come to rest. */
 const SETTLE_DEADLINE_MS = 60_000;
@@ -12,6 +15,11 @@ const QUIET_MS = 1_500;
 const SWEEPS_FOR_A_WAITING_REQUEST = 3;
 /** The SDK backs off 2 s after a 429, doubling per retry. */
 const RATE_LIMIT_BACKOFF_MS = 2_000;
+/** One sweep interval in compressed time: a sweep ends within functionTimeout (4 s), so by then every approval is answered. */
+const SWEEP_INTERVAL_MS = 4_000;
+const JOBS_CLI = path.join(APP_DIR, "dist", "tools", "jobs-cli", "main.js");
+/** The states whose jobs carry customer text the CLI prints (active jobs are listed without --state). */
+const CLI_LISTS = [[], ["--state", "rejected"], ["--state", "parked"], ["--state", "done"]] as const;
 
 export type ScheduleOutcome =
     | { kind: "audited"; plan: Plan; result: AuditResult; journal: string[]; hostLog: string[]; seconds: number }
@@ -30,22 +38,42 @@ export async function runSchedule(plan: Plan, sharedStorage: string): Promise<Sc
         context = schedule;
         await seedIntake(schedule);
         await playSteps(schedule);
+        if (schedule.harnessErrors.length > 0) throw new HarnessError(schedule.harnessErrors.join("; "));
         await running.simAdmin("POST", "faults", { rules: [] });
-        schedule.note("faults cleared");
+        running.webhook.heal();
+        schedule.note("faults cleared (locked rows and unreadable statuses stay)");
         running.ensureHealthy();
-        await comeToRest(schedule, lateWritesLandBy(plan, Date.now(), await lastRateLimitAt(running)));
+        const approvals = await comeToRest(schedule, lateWritesLandBy(plan, Date.now(), await lastRateLimitAt(running)));
+        const outputs = [...(await jobsCliOutputs(running)), ...running.hosts.map((host, index) => ({ source: `host ${index + 1} log`, text: host.allLines.join("\n") }))];
+        const skewMs = plan.peer?.clockOffsetMs ?? 0;
         const result = await audit({
             simAdminUrl: running.sim.adminUrl,
             storageConnectionString: running.storageConnectionString,
             jobsTable: running.jobsTable,
             requests: plan.products.map((product, index) => {
                 const rowId = schedule.rowIds[index]!;
-                return { rowId, code: product.code, valid: validAtRest(plan, schedule, index), deleted: schedule.deletedRows.has(rowId), withdrawn: schedule.withdrawnRows.has(rowId) };
+                return {
+                    rowId,
+                    code: product.code,
+                    valid: validAtRest(plan, schedule, index),
+                    deleted: schedule.deletedRows.has(rowId),
+                    withdrawn: schedule.withdrawnRows.has(rowId),
+                    locked: schedule.lockedRows.has(rowId),
+                    statusUnreadable: schedule.statusUnreadableRows.has(rowId),
+                };
             }),
             alerts: running.alerts,
-            permanentFaultsPlanned: plan.steps.some((step) => step.action.kind === "faults" && step.action.rules.some((rule) => rule.kind === "error1004")),
+            permanentFaultsPlanned: plan.steps.some(
+                ({ action }) =>
+                    (action.kind === "faults" && action.rules.some((rule) => rule.kind === "error1004")) || (action.kind === "editTemplate" && action.edit === "referenceOutside"),
+            ),
+            rateLimit: { ...running.rateLimit, tokens: [running.appToken] },
+            outputs,
+            ...(Math.abs(skewMs) > MAX_CLOCK_SKEW_MS ? { skewBeyondAllowanceMs: skewMs } : {}),
+            ...(approvals ? { approvals } : {}),
         });
-        return { kind: "audited", plan, result, journal: schedule.journal, hostLog: [...running.host.logs], seconds: seconds() };
+        const hostLog = running.hosts.flatMap((host, index) => host.logs.map((line) => (running.peer ? `[host ${index + 1}] ${line}` : line)));
+        return { kind: "audited", plan, result, journal: schedule.journal, hostLog, seconds: seconds() };
     } catch (error) {
         const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
         return { kind: "harnessError", plan, error: text, journal: context?.journal ?? [], seconds: seconds() };
@@ -89,7 +117,7 @@ async function lastRateLimitAt(stack: ScheduleStack): Promise<number | undefined
  * and Smartsheet has been quiet for a while — or the deadline passes (the auditor then finds
  * what is still open).
  */
-async function comeToRest(context: ScheduleContext, lateWritesBy: number): Promise<void> {
+async function comeToRest(context: ScheduleContext, lateWritesBy: number): Promise<ApprovalSnapshot | undefined> {
     const { stack } = context;
     for (let round = 0; round < 3; round += 1) {
         await Promise.all([stack.host.fire("intakeSweep"), stack.host.fire("reaper")]).catch((error: Error) => context.note(`endgame fire failed: ${error.message}`));
@@ -101,6 +129,8 @@ async function comeToRest(context: ScheduleContext, lateWritesBy: number): Promi
     let quietSince = Date.now();
     let lastSweep = Date.now();
     let sweepsForWaiting = 0;
+    let answerSweepAt: number | undefined;
+    let approvals: ApprovalSnapshot | undefined;
     while (Date.now() < deadline) {
         await sleep(300);
         const calls = ((await stack.simAdmin("GET", "calls")) as { total: number }).total;
@@ -111,7 +141,21 @@ async function comeToRest(context: ScheduleContext, lateWritesBy: number): Promi
         const rows: Array<{ rowKey?: string; state?: unknown; parkAlerted?: unknown }> = [];
         for await (const entity of jobs.listEntities({ queryOptions: { filter: "kind eq 'job'" } })) rows.push(entity);
         // A parked job is at rest once ops has been told (by its worker, or by the reaper after the worker's window).
-        const atRest = rows.every((row) => row.state === "done" || row.state === "rejected" || (row.state === "parked" && row.parkAlerted === true));
+        const atRest = rows.every(
+            (row) =>
+                row.state === "done" ||
+                row.state === "rejected" ||
+                (row.state === "parked" && row.parkAlerted === true) ||
+                context.statusUnreadableRows.has(Number(row.rowKey)),
+        );
+        if (answerSweepAt === undefined && Date.now() >= lateWritesBy) {
+            // Once nothing late can land: one more sweep, and one sweep interval later every approval must be answered.
+            answerSweepAt = Date.now();
+            await stack.host.fire("intakeSweep").catch((error: Error) => context.note(`answer sweep failed to fire: ${error.message}`));
+        } else if (answerSweepAt !== undefined && !approvals && Date.now() - answerSweepAt >= SWEEP_INTERVAL_MS) {
+            approvals = { intake: (await context.simView()).sheets.find((sheet) => sheet.id === Number(stack.settings.INTAKE_SHEET_ID)), jobRowIds: rows.map((row) => Number(row.rowKey)) };
+            context.note(`approvals read ${SWEEP_INTERVAL_MS} ms after a sweep`);
+        }
         const withJob = new Set(rows.map((row) => Number(row.rowKey)));
         const waiting = context.rowIds.filter((rowId) => !withJob.has(rowId) && !context.deletedRows.has(rowId) && !context.withdrawnRows.has(rowId));
         const sweptEnough = sweepsForWaiting >= SWEEPS_FOR_A_WAITING_REQUEST;
@@ -121,12 +165,29 @@ async function comeToRest(context: ScheduleContext, lateWritesBy: number): Promi
             sweepsForWaiting += 1;
             await stack.host.fire("intakeSweep").catch(() => undefined);
         }
-        if (atRest && (waiting.length === 0 || sweptEnough) && Date.now() >= lateWritesBy && Date.now() - quietSince >= QUIET_MS) {
+        if (approvals && atRest && (waiting.length === 0 || sweptEnough) && Date.now() >= lateWritesBy && Date.now() - quietSince >= QUIET_MS) {
             if (waiting.length > 0) context.note(`rows ${waiting.join(", ")} still have no job after ${sweepsForWaiting} more sweeps`);
-            return;
+            return approvals;
         }
     }
     context.note(`not at rest after ${SETTLE_DEADLINE_MS} ms`);
+    return approvals;
+}
+
+/** What `npm run jobs -- list` prints to the ops person's terminal for the schedule's jobs, raw. */
+async function jobsCliOutputs(stack: ScheduleStack): Promise<AuditedOutput[]> {
+    return Promise.all(
+        CLI_LISTS.map(
+            (args) =>
+                new Promise<AuditedOutput>((resolve) => {
+                    const command = ["list", ...args, "--url", stack.host.url, "--key", FUNCTION_KEY];
+                    execFile(process.execPath, [JOBS_CLI, ...command], { timeout: 20_000, encoding: "utf8" }, (error, stdout, stderr) => {
+                        const failure = error && error.code !== 0 ? `\n(jobs ${command.slice(0, 3).join(" ")} failed: ${error.message.split("\n")[0]})` : "";
+                        resolve({ source: `npm run jobs -- list ${args.join(" ")}`.trimEnd(), text: `${stdout}${stderr}${failure}` });
+                    });
+                }),
+        ),
+    );
 }
 
 /**

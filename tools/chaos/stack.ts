@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { QueueClient } from "@azure/storage-queue";
@@ -12,10 +12,14 @@ import { CALL_TIMEOUT_SECONDS, LATE_WRITE_HORIZON_SECONDS, type Plan } from "./p
 
 export const FUNCTION_KEY = "chaos-function-key";
 const SIM_TOKEN = "sim-token";
+/** People's own edits come with a token of their own: the app's token's calls are the app's alone. */
+const PEOPLE_TOKEN = "chaos-people-token";
 /** Timers are fired by the plan, never by the clock (the reaper has its own fast schedule). */
 const NEVER = "0 0 0 1 1 *";
 /** A rate limit the schedules do not reach, in the app's shrunk window. */
 const CHAOS_RATE_LIMIT = { requests: 3000, windowMs: 15_000 };
+/** A rate limit a schedule reaches (a few products make about this many calls), so the app's shared budget must keep under it. */
+const TIGHT_RATE_LIMIT = { requests: 150, windowMs: 15_000 };
 /** Compressed time: the same proportions as production, in seconds instead of minutes. */
 export const HOST_TIMING = {
     AzureFunctionsJobHost__functionTimeout: "00:00:04",
@@ -29,7 +33,6 @@ export const HOST_TIMING = {
     MAX_RECOVERIES: "2",
     LATE_WRITE_HORIZON_SECONDS: String(LATE_WRITE_HORIZON_SECONDS),
     MAX_CLOCK_SKEW_SECONDS: "0.5",
-    SMARTSHEET_REQUESTS_PER_MINUTE: String(CHAOS_RATE_LIMIT.requests),
     // One write (rate-limit waits + call timeout) and its settle must fit in functionTimeout.
     SMARTSHEET_RATE_LIMIT_RETRY_SECONDS: "1.5",
     // Smartsheet's minute shrunk to 15 s (the simulator's too): 1.5 s of rate-limit waits cover two slices of the shared budget.
@@ -46,14 +49,76 @@ export interface ReceivedAlert {
     parkedAt?: unknown;
 }
 
+/** What the webhook does with an alert: take it (204), answer 503, or accept the connection and never answer. */
+type WebhookMode = "answer" | "hang" | "error5xx";
+
+/** The alert receiver: `alerts` holds only the alerts it took (answered 204); the others were refused or left hanging. */
+export class AlertWebhook {
+    readonly alerts: ReceivedAlert[] = [];
+    /** Every POST it got, taken or not. */
+    attempts = 0;
+    private mode: WebhookMode = "answer";
+    private modeUntil = 0;
+
+    private constructor(private readonly server: Server) {}
+
+    static start(): Promise<AlertWebhook> {
+        let webhook: AlertWebhook | undefined;
+        const server = createServer((request, response) => webhook!.receive(request, response));
+        webhook = new AlertWebhook(server);
+        return new Promise((resolve, reject) => {
+            server.once("error", reject);
+            server.listen(0, "127.0.0.1", () => resolve(webhook!));
+        });
+    }
+
+    get url(): string {
+        return `http://127.0.0.1:${(this.server.address() as { port: number }).port}/alerts`;
+    }
+
+    /** Misbehaves as `mode` for `forMs`, then answers again. */
+    misbehave(mode: Exclude<WebhookMode, "answer">, forMs: number): void {
+        this.mode = mode;
+        this.modeUntil = Date.now() + forMs;
+    }
+
+    heal(): void {
+        this.mode = "answer";
+    }
+
+    close(): Promise<void> {
+        this.server.closeAllConnections();
+        return new Promise<void>((resolve) => this.server.close(() => resolve()));
+    }
+
+    private receive(request: IncomingMessage, response: ServerResponse): void {
+        this.attempts += 1;
+        const mode = Date.now() < this.modeUntil ? this.mode : "answer";
+        if (mode === "hang") return;
+        let body = "";
+        request.on("data", (chunk: Buffer) => (body += chunk.toString()));
+        request.on("end", () => {
+            if (mode === "error5xx") return void response.writeHead(503).end("chaos: the webhook is failing");
+            try {
+                this.alerts.push(JSON.parse(body) as ReceivedAlert);
+                response.writeHead(204).end();
+            } catch {
+                response.writeHead(400).end();
+            }
+        });
+    }
+}
+
 /** Everything one schedule runs against: its simulator, storage names, host and webhook receiver. */
 export class ScheduleStack {
     private constructor(
         readonly sim: RunningSimulator,
         readonly host: HostProcess,
+        /** The second host on the same task hub, when the plan has one (its clock offset by the plan). */
+        readonly peer: HostProcess | undefined,
         readonly settings: Record<string, string>,
-        readonly alerts: ReceivedAlert[],
-        private readonly webhook: Server,
+        readonly webhook: AlertWebhook,
+        readonly rateLimit: { requests: number; windowMs: number },
         private azurite: RunningAzurite | undefined,
         private readonly azuriteFolder: string | undefined,
     ) {}
@@ -63,9 +128,9 @@ export class ScheduleStack {
      * restarts Azurite — on an Azurite of its own that keeps its data on disk.
      */
     static async start(plan: Plan, sharedStorage: string): Promise<ScheduleStack> {
-        const sim = await startSimulator({ port: 0, rateLimit: CHAOS_RATE_LIMIT });
-        const alerts: ReceivedAlert[] = [];
-        const webhook = await startWebhook(alerts);
+        const rateLimit = plan.budget === "tight" ? TIGHT_RATE_LIMIT : CHAOS_RATE_LIMIT;
+        const sim = await startSimulator({ port: 0, rateLimit, tokens: [SIM_TOKEN, PEOPLE_TOKEN] });
+        const webhook = await AlertWebhook.start();
         let azurite: RunningAzurite | undefined;
         let azuriteFolder: string | undefined;
         if (plan.steps.some((step) => step.action.kind === "restartAzurite")) {
@@ -86,19 +151,29 @@ export class ScheduleStack {
                 INTAKE_SWEEP_SCHEDULE: NEVER,
                 INTAKE_FULL_SWEEP_SCHEDULE: NEVER,
                 COPY_SETTLE_SECONDS: String(plan.copySettleSeconds),
-                ALERT_WEBHOOK_URL: `http://127.0.0.1:${(webhook.address() as { port: number }).port}/alerts`,
+                SMARTSHEET_REQUESTS_PER_MINUTE: String(rateLimit.requests),
+                ALERT_WEBHOOK_URL: webhook.url,
                 LOCALHOST_DUPLICATE_ACTIVITIES: plan.duplicateActivities,
             },
         );
         const host = new HostProcess(settings, await freePort());
-        const stack = new ScheduleStack(sim, host, settings, alerts, webhook, azurite, azuriteFolder);
+        const peer = plan.peer ? new HostProcess(settings, await freePort(), plan.peer.clockOffsetMs) : undefined;
+        const stack = new ScheduleStack(sim, host, peer, settings, webhook, rateLimit, azurite, azuriteFolder);
         try {
-            await host.start();
+            await Promise.all([host.start(), peer?.start()]);
         } catch (error) {
             await stack.stop();
             throw error;
         }
         return stack;
+    }
+
+    get hosts(): HostProcess[] {
+        return this.peer ? [this.host, this.peer] : [this.host];
+    }
+
+    get alerts(): readonly ReceivedAlert[] {
+        return this.webhook.alerts;
     }
 
     get storageConnectionString(): string {
@@ -109,11 +184,16 @@ export class ScheduleStack {
         return this.settings.JOBS_TABLE!;
     }
 
-    /** A Smartsheet REST call as a person (or another integration) makes it, with the same token. */
+    /** The token the app calls Smartsheet with (its rate limit is the one the app's budget keeps). */
+    get appToken(): string {
+        return SIM_TOKEN;
+    }
+
+    /** A Smartsheet REST call as a person (or another integration) makes it, with a token of its own. */
     async smartsheet<T = unknown>(method: string, pathAndQuery: string, body?: unknown): Promise<T> {
         const response = await fetch(new URL(pathAndQuery, this.sim.baseUrl), {
             method,
-            headers: { authorization: `Bearer ${SIM_TOKEN}`, "content-type": "application/json" },
+            headers: { authorization: `Bearer ${PEOPLE_TOKEN}`, "content-type": "application/json" },
             ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         });
         const text = await response.text();
@@ -150,6 +230,7 @@ export class ScheduleStack {
     /** After the plan: a host or Azurite that did not come back is the harness's failure, not the app's. */
     ensureHealthy(): void {
         if (!this.host.running()) throw new HarnessError("the host is down after the plan (a restart failed)");
+        if (this.peer && !this.peer.running()) throw new HarnessError("the second host exited during the plan");
         if (this.azuriteFolder && !this.azurite) throw new HarnessError("Azurite is down after the plan (a restart failed)");
     }
 
@@ -164,29 +245,10 @@ export class ScheduleStack {
     }
 
     async stop(): Promise<void> {
-        await this.host.stop();
+        await Promise.all([this.host.stop(), this.peer?.stop()]);
         await this.sim.close();
-        await new Promise<void>((resolve) => this.webhook.close(() => resolve()));
+        await this.webhook.close();
         await this.azurite?.stop();
         if (this.azuriteFolder) await rm(this.azuriteFolder, { recursive: true, force: true });
     }
-}
-
-function startWebhook(alerts: ReceivedAlert[]): Promise<Server> {
-    const server = createServer((request, response) => {
-        let body = "";
-        request.on("data", (chunk: Buffer) => (body += chunk.toString()));
-        request.on("end", () => {
-            try {
-                alerts.push(JSON.parse(body) as ReceivedAlert);
-                response.writeHead(204).end();
-            } catch {
-                response.writeHead(400).end();
-            }
-        });
-    });
-    return new Promise((resolve, reject) => {
-        server.once("error", reject);
-        server.listen(0, "127.0.0.1", () => resolve(server));
-    });
 }

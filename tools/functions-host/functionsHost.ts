@@ -13,6 +13,7 @@ import { AdminError, handleAdminApi, type HostState } from "./http/adminApi";
 import { DURABLE_PREFIX, handleDurableApi } from "./http/durableApi";
 import { HostKeys, isLoopback } from "./http/hostKeys";
 import { HttpTriggerDispatcher } from "./http/httpTrigger";
+import { StatusReadFaults } from "./http/statusReadFaults";
 import { HttpError, sendEmpty, sendJson, sendText } from "./http/respond";
 import { HostLogger, toRpcLogLevel } from "./logger";
 import { QueueTriggerListener } from "./triggers/queueTrigger";
@@ -103,6 +104,7 @@ class FunctionsHost {
     #streamProxyUri: string | undefined;
     #stopping: Promise<void> | undefined;
     readonly #duplicates: DuplicateActivities;
+    readonly #statusReadFaults = new StatusReadFaults();
 
     constructor(private readonly options: HostOptions) {
         this.appDir = path.resolve(options.appDir);
@@ -285,7 +287,7 @@ class FunctionsHost {
             if (pathname.startsWith("/admin/") || pathname === "/admin") {
                 if (!isLoopback(req) && !this.keys.allows("admin", HostKeys.presented(req, url))) return sendEmpty(res, 401);
                 return await handleAdminApi(
-                    { state: () => this.#state, functions: () => this.functionInfos(), fire: (name, input) => this.fire(name, input), version: HOST_VERSION },
+                    { state: () => this.#state, functions: () => this.functionInfos(), fire: (name, input) => this.fire(name, input), version: HOST_VERSION, statusReadFaults: this.#statusReadFaults },
                     req,
                     res,
                     url,
@@ -296,7 +298,7 @@ class FunctionsHost {
                 if (!isLoopback(req) && !this.keys.allows("admin", key) && key !== this.#durable?.systemKey) return sendEmpty(res, 401);
                 if (!this.#durable) return sendJson(res, 404, { message: "This app registers no durable functions, so the Durable Task emulator is not running." });
                 if (this.#state !== "Running") return sendText(res, 503, "The Functions host is not running.");
-                return await handleDurableApi(this.#durable, req, res, url);
+                return await handleDurableApi(this.#durable, req, res, url, this.#statusReadFaults);
             }
             const prefix = this.#routePrefix();
             const routePath = prefix === "" ? pathname : pathname.toLowerCase().startsWith(`/${prefix.toLowerCase()}/`) || pathname.toLowerCase() === `/${prefix.toLowerCase()}` ? pathname.slice(prefix.length + 1) : undefined;

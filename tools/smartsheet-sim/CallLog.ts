@@ -15,6 +15,8 @@ export interface CallLogEntry {
     /** When the request arrived, ISO-8601 with milliseconds. */
     at: string;
     fault?: FaultKind;
+    /** The bearer token the call came with ("(none)", "(unknown)"): each token's rate limit counted apart. */
+    token?: string;
 }
 
 export interface CallsSnapshot {
@@ -38,7 +40,7 @@ export class CallLog {
         this.total += 1;
         this.byOperation[entry.op] = (this.byOperation[entry.op] ?? 0) + 1;
         this.byToken[token] = (this.byToken[token] ?? 0) + 1;
-        this.entries.push(entry);
+        this.entries.push({ ...entry, token });
         if (this.entries.length > this.maxEntries) this.entries.splice(0, this.entries.length - this.maxEntries);
     }
 

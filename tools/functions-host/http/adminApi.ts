@@ -1,7 +1,9 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { z } from "zod";
 import type { RegisteredFunctionInfo } from "../functionCatalog";
+import { isLoopback } from "./hostKeys";
 import { readBody, sendEmpty, sendJson } from "./respond";
+import { StatusReadFaults } from "./statusReadFaults";
 
 /** An admin request carries at most `{"input": "..."}`. */
 const MAX_ADMIN_BODY_BYTES = 64 * 1024;
@@ -14,6 +16,8 @@ export interface AdminTarget {
     /** Starts the function now; throws AdminError for unknown or unsupported functions. */
     fire(name: string, input: string | undefined): Promise<void>;
     version: string;
+    /** The test switch that makes status reads of chosen instances fail. */
+    statusReadFaults: StatusReadFaults;
 }
 
 export class AdminError extends Error {
@@ -35,6 +39,7 @@ export async function handleAdminApi(target: AdminTarget, req: IncomingMessage, 
         return sendJson(res, 200, { state: target.state(), version: target.version, processUptime: Math.round(process.uptime() * 1000) });
     }
     if (path === "/admin/host/ping" && (method === "POST" || method === "GET")) return sendEmpty(res, 200);
+    if (path === "/admin/faults/statusReads") return statusReadFaultsRoute(target.statusReadFaults, method, req, res);
     if (path === "/admin/functions" && method === "GET") return sendJson(res, 200, target.functions());
     const match = /^\/admin\/functions\/([^/]+)$/.exec(path);
     if (match) {
@@ -66,4 +71,20 @@ export async function handleAdminApi(target: AdminTarget, req: IncomingMessage, 
         }
     }
     sendJson(res, 404, { message: `No admin API route matches ${method} ${url.pathname}.` });
+}
+
+/** `GET` lists, `PUT {"instanceIdPrefixes": [...]}` replaces (an empty list clears) the failing status reads; loopback only. */
+async function statusReadFaultsRoute(faults: StatusReadFaults, method: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (!isLoopback(req)) return sendJson(res, 403, { message: "Fault switches answer loopback callers only." });
+    if (method === "GET") return sendJson(res, 200, { instanceIdPrefixes: faults.list() });
+    if (method !== "PUT") return sendJson(res, 405, { message: "Use GET or PUT on /admin/faults/statusReads." });
+    let parsed: unknown;
+    try {
+        parsed = JSON.parse((await readBody(req, MAX_ADMIN_BODY_BYTES)).toString("utf8"));
+    } catch {
+        return sendJson(res, 400, { message: 'The body must be JSON like {"instanceIdPrefixes": ["provision-1-2-"]}.' });
+    }
+    const body = StatusReadFaults.body.safeParse(parsed);
+    if (!body.success) return sendJson(res, 400, { message: `The body must be {"instanceIdPrefixes": [<non-empty strings>]}: ${z.prettifyError(body.error).replace(/\n/g, " ")}` });
+    return sendJson(res, 200, { instanceIdPrefixes: faults.set(body.data.instanceIdPrefixes) });
 }

@@ -6,6 +6,7 @@ import type { RuntimeStatus } from "../durable/historyEvent";
 import { isEntityInstanceId } from "../durable/entityMessages";
 import { instanceIdProblem } from "../durable/instanceId";
 import { readBody, sendEmpty, sendJson, sendServerError } from "./respond";
+import type { StatusReadFaults } from "./statusReadFaults";
 
 export const DURABLE_PREFIX = "/runtime/webhooks/durabletask";
 
@@ -41,7 +42,7 @@ const statusQuery = z.object({ showHistory: boolParam, showHistoryOutput: boolPa
  * The Durable Functions HTTP API under /runtime/webhooks/durabletask/, with the routes and status
  * codes the durable-functions DurableClient expects (it calls them through `rpcBaseUrl`).
  */
-export async function handleDurableApi(emulator: DurableTaskEmulator, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+export async function handleDurableApi(emulator: DurableTaskEmulator, req: IncomingMessage, res: ServerResponse, url: URL, statusReadFaults?: StatusReadFaults): Promise<void> {
     const method = (req.method ?? "GET").toUpperCase();
     const path = url.pathname.slice(DURABLE_PREFIX.length).replace(/^\/+|\/+$/g, "");
     const segments = path === "" ? [] : path.split("/").map(decodeSegment);
@@ -61,6 +62,9 @@ export async function handleDurableApi(emulator: DurableTaskEmulator, req: Incom
             const entityStatusOrPurge = isEntityInstanceId(id) && op === undefined && (method === "GET" || method === "DELETE");
             const problem = entityStatusOrPurge ? undefined : instanceIdProblem(id);
             if (problem) return sendJson(res, 400, { message: problem });
+            if (op === undefined && method === "GET" && statusReadFaults?.fails(id)) {
+                return sendServerError(res, `The status of instance '${id}' could not be read (test switch /admin/faults/statusReads).`);
+            }
             if (op === undefined && method === "GET") return await getStatus(emulator, res, url, id, query);
             if (op === undefined && method === "DELETE") {
                 const purged = await emulator.purge(id);
