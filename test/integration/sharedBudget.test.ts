@@ -2,7 +2,7 @@ import { createServer } from "node:net";
 import { RestError } from "@azure/data-tables";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { BudgetTable } from "../../src/shared/smartsheet/BudgetTable";
-import { RateLimiter, RateLimitWaitTooLongError } from "../../src/shared/smartsheet/RateLimiter";
+import { RateLimiter, RateLimitWaitTooLongError, type Clock } from "../../src/shared/smartsheet/RateLimiter";
 import {
     budgetSliceMs,
     SharedTokenBudget,
@@ -13,6 +13,7 @@ import {
     type BudgetRows,
     type SharedTokenBudgetOptions,
 } from "../../src/shared/smartsheet/SharedTokenBudget";
+import type { StorageTime } from "../../src/shared/smartsheet/storageClock";
 import { createTableClient } from "../../src/shared/storage";
 import { loadConfig } from "../../src/shared/config";
 import { uniqueName } from "../helpers/names";
@@ -48,19 +49,29 @@ function mostInAnyWindow(sentAt: number[], windowMs = WINDOW_MS): number {
     return most;
 }
 
-/** The rows, each call taking `STORAGE_LATENCY_MS` of virtual time, half on the way there and half back. */
-function withLatency(clock: VirtualClock, rows: BudgetRows): BudgetRows {
-    const travel = async <T>(call: () => Promise<T>) => {
-        await clock.sleep(STORAGE_LATENCY_MS / 2);
+/**
+ * The rows as the app's storage answers in the tests' world: each call taking `latencyMs` of virtual time, half on
+ * the way there and half back, and showing the virtual clock as the storage service's own (Azurite's answers show
+ * the real one). Each instance's own clock may be off it: the production situation.
+ */
+function onVirtualStorage(clock: VirtualClock, rows: BudgetRows, latencyMs: number): BudgetRows {
+    const travel = async <T>(call: () => Promise<T>, onStorageTime: ((time: StorageTime) => void) | undefined) => {
+        if (latencyMs > 0) await clock.sleep(latencyMs / 2);
         const answer = await call();
-        await clock.sleep(STORAGE_LATENCY_MS / 2);
+        onStorageTime?.({ earliest: clock.now(), latest: clock.now() });
+        if (latencyMs > 0) await clock.sleep(latencyMs / 2);
         return answer;
     };
     return {
-        read: (...args) => travel(() => rows.read(...args)),
-        create: (...args) => travel(() => rows.create(...args)),
-        replace: (...args) => travel(() => rows.replace(...args)),
+        read: (tokenHash, signal, onStorageTime) => travel(() => rows.read(tokenHash, signal), onStorageTime),
+        create: (tokenHash, row, signal, onStorageTime) => travel(() => rows.create(tokenHash, row, signal), onStorageTime),
+        replace: (tokenHash, row, etag, signal, onStorageTime) => travel(() => rows.replace(tokenHash, row, etag, signal), onStorageTime),
     };
+}
+
+/** An instance's own clock, `skewMs` ahead of the true (virtual) one, or behind it when negative. */
+function skewed(clock: VirtualClock, skewMs: number): Clock {
+    return { now: () => clock.now() + skewMs, sleep: (ms) => clock.sleep(ms) };
 }
 
 describe("one Smartsheet budget per token, shared by every instance through the Jobs table (Azurite)", () => {
@@ -72,23 +83,27 @@ describe("one Smartsheet budget per token, shared by every instance through the 
         await table().createTable();
     });
 
-    /** One instance of the app: its own table client, budget and per-process limiter, on the shared clock. */
-    function instance(clock: VirtualClock, token: string, options: Partial<SharedTokenBudgetOptions> = {}) {
+    /**
+     * One instance of the app: its own table client, budget and per-process limiter, on its own clock `skewMs` off the
+     * true one (the virtual clock, which the storage service shows). `sentAt` is in true time, as Smartsheet sees it.
+     */
+    function instance(clock: VirtualClock, token: string, options: Partial<SharedTokenBudgetOptions> = {}, skewMs = 0) {
         const lines: Array<{ level: string; message: string }> = [];
         const limit = options.limit ?? LIMIT;
         const windowMs = options.windowMs ?? WINDOW_MS;
+        const own = skewed(clock, skewMs);
         const budget = new SharedTokenBudget({
             accessToken: token,
             limit,
             windowMs,
             leaseSize: 5,
             fallbackInstances: 4,
-            rows: withLatency(clock, new BudgetTable(table())),
-            clock,
+            clock: own,
             log: (level, message) => lines.push({ level, message }),
             ...options,
+            rows: onVirtualStorage(clock, options.rows ?? new BudgetTable(table()), options.rows ? 0 : STORAGE_LATENCY_MS),
         });
-        return { token, budget, limiter: new RateLimiter(limit, windowMs, clock, budget), lines, sentAt: [] as number[] };
+        return { token, budget, limiter: new RateLimiter(limit, windowMs, own, budget), lines, sentAt: [] as number[] };
     }
 
     /** Every instance sends as fast as its limiter lets it, until `windows` windows have passed. */
@@ -381,24 +396,136 @@ describe("one Smartsheet budget per token, shared by every instance through the 
         await expect(other.limiter.acquire(until - 1_000)).rejects.toBeInstanceOf(RateLimitWaitTooLongError);
     });
 
-    it("warns when another instance's clock is ahead by more than the half slice the budget allows for, and not within it", async () => {
+    for (const skewMs of [750, 2_000, 8_000, 20_000, 30_000, 61_000]) {
+        it(`regression #18.3 shared budget under clock skew: two busy instances ${skewMs / 1000} s apart stay within the limit in every rolling minute, each with a fair share`, async () => {
+            // Before: 2 s apart, the instance behind sent 1 request and waited for a row always ahead of it; 8 s, 353 in a minute.
+            const clock = virtualClock();
+            const token = `token-${uniqueName("skew")}`;
+            const [onTime, ahead] = [instance(clock, token), instance(clock, token, {}, skewMs)];
+            await sendFlatOut(clock, [onTime, ahead], 3);
+
+            const all = [...onTime.sentAt, ...ahead.sentAt];
+            expect(mostInAnyWindow(all), "the busiest rolling minute").toBeLessThanOrEqual(LIMIT);
+            expect(all.length).toBeGreaterThanOrEqual(0.85 * LIMIT * 3);
+            for (const one of [onTime, ahead]) expect(one.sentAt.length, "each instance's share").toBeGreaterThanOrEqual(0.4 * all.length);
+            // The instance off the storage clock by more than the half slice the slices allow for says so, with the figure.
+            const warnings = (one: ReturnType<typeof instance>) => one.lines.filter((line) => line.level === "warn").map((line) => line.message);
+            expect(warnings(onTime)).toEqual([]);
+            expect(warnings(ahead)).toEqual(
+                skewMs > SLICE_MS / 2 ? [expect.stringContaining(`this instance's clock is ${(skewMs / 1000).toFixed(2)} s ahead of the storage service's`)] : [],
+            );
+        });
+    }
+
+    it("regression #18.4 a 429 seen by a clock ten minutes ahead: no instance holds back longer than the back-off plus one window, and the skew is warned", async () => {
+        // Before: the instance ahead stamped the pause on its own clock, and the others honoured it window after window, ~600 s.
+        const clock = virtualClock(10 * WINDOW_MS);
+        const token = `token-${uniqueName("pause-ahead")}`;
+        const [ahead, other] = [instance(clock, token, {}, 10 * WINDOW_MS), instance(clock, token)];
+        expect(await ahead.budget.take(1, Infinity)).toEqual({ granted: true });
+        expect(await other.budget.take(1, Infinity)).toEqual({ granted: true });
+
+        // Smartsheet answers the instance ahead 429: it backs off 5 s and asks every instance to.
+        const hitAt = clock.now();
+        await ahead.budget.sharePause(skewed(clock, 10 * WINDOW_MS).now() + 5_000);
+        await sendFlatOut(clock, [other], 10 + hitAt / WINDOW_MS);
+
+        const inFirstWindow = other.sentAt.filter((at) => at < hitAt + 5_000 + WINDOW_MS).length;
+        expect(inFirstWindow, "sent within the back-off plus one window").toBeGreaterThan(0.5 * LIMIT);
+        expect(other.sentAt.length, "sent in the ten windows after the 429").toBeGreaterThanOrEqual(0.85 * LIMIT * 10);
+        expect(ahead.lines.filter((line) => line.level === "warn")).toEqual([
+            { level: "warn", message: expect.stringContaining("this instance's clock is 600.00 s ahead of the storage service's") },
+        ]);
+    });
+
+    it("regression #18.4 a 429 pause stamped an hour ahead (a version that stamps its own clock): honoured for one window at most, and warned", async () => {
+        const clock = virtualClock(10 * WINDOW_MS);
+        const token = `token-${uniqueName("pause-stamp")}`;
+        const rows = new BudgetTable(table());
+        await rows.create(tokenHashOf(token), { slice: 400, granted: 0, earlier: [], pausedUntil: clock.now() + 3_600_000, slicesPerWindow: SLICES_PER_WINDOW }, AbortSignal.timeout(2_000));
+        const one = instance(clock, token);
+        await sendFlatOut(clock, [one], 13);
+
+        expect(one.sentAt.filter((at) => at < 11 * WINDOW_MS)).toEqual([]);
+        expect(one.sentAt.length, "sent in the two windows after the one it held back").toBeGreaterThanOrEqual(0.85 * LIMIT * 2);
+        expect(one.lines.filter((line) => line.level === "warn")).toEqual([
+            { level: "warn", message: expect.stringMatching(/holds a 429 pause until 3[56]\d\d\.\d\d s from now, longer than any back-off: a clock gone wrong wrote it; holding back 60 s at most/) },
+        ]);
+    });
+
+    it("warns, with the figure, when its own clock is off the storage service's by more than half a slice, and leases on the storage clock all the same", async () => {
         const cases = [
             { skewMs: 300, warning: undefined },
-            { skewMs: 1_000, warning: /clock is at least 0\.9\d s ahead .* within 0\.75 s, so Smartsheet may answer 429\. Check/ },
-            { skewMs: 5_000, warning: /clock is at least 4\.9\d s ahead .* Taking the row back to this clock's slice\./ },
+            { skewMs: 1_000, warning: /this instance's clock is 1\.00 s ahead of the storage service's \(±0\.01 s, from its answers\)/ },
+            { skewMs: -5_000, warning: /this instance's clock is 5\.00 s behind the storage service's \(±0\.01 s, from its answers\)/ },
         ];
         for (const { skewMs, warning } of cases) {
             const clock = virtualClock();
             const token = `token-${uniqueName("skew")}`;
-            const aheadClock = { now: () => clock.now() + skewMs, sleep: (ms: number) => clock.sleep(ms) };
-            const [ahead, behind] = [instance(clock, token, { clock: aheadClock }), instance(clock, token)];
-            // The instance ahead is just into slice 11 when it leases; the one behind is still in an earlier one.
-            clock.set(11 * SLICE_MS - skewMs + 50);
-            expect(await ahead.budget.take(1, Infinity)).toEqual({ granted: true });
-            const answer = await behind.budget.take(1, Infinity);
-            if (skewMs < 3 * SLICE_MS) expect(answer, `${skewMs} ms`).toEqual({ granted: false, retryAt: 11 * SLICE_MS });
-            const warnings = behind.lines.filter((line) => line.level === "warn").map((line) => line.message);
+            const [off, onTime] = [instance(clock, token, {}, skewMs), instance(clock, token)];
+            // The true time is just into slice 11; the instance off it is in another slice by its own clock.
+            clock.set(11 * SLICE_MS + 50);
+            expect(await off.budget.take(1, Infinity)).toEqual({ granted: true });
+            expect(await onTime.budget.take(1, Infinity), `${skewMs} ms`).toEqual({ granted: true });
+            const row = await new BudgetTable(table()).read(tokenHashOf(token), AbortSignal.timeout(2_000));
+            expect(row, `${skewMs} ms`).toMatchObject({ slice: 11, granted: 2 });
+            const warnings = off.lines.filter((line) => line.level === "warn").map((line) => line.message);
             expect(warnings, `${skewMs} ms`).toEqual(warning ? [expect.stringMatching(warning)] : []);
+        }
+    });
+
+    it("waits for a row stamped up to two slices ahead (a version that stamps its own clock), warns beyond half a slice, and takes back one further ahead", async () => {
+        const cases = [
+            { aheadMs: 300, warning: undefined },
+            { aheadMs: 1_000, warning: /the shared row was stamped at least 0\.9\d s ahead of the storage service's clock .* within 0\.75 s, so Smartsheet may answer 429\. Check/ },
+            { aheadMs: 5_000, warning: /the shared row was stamped at least 4\.9\d s ahead .* Taking the row back to the storage clock's slice\./ },
+        ];
+        for (const { aheadMs, warning } of cases) {
+            const clock = virtualClock();
+            const token = `token-${uniqueName("row-ahead")}`;
+            // Just into slice 11 by a clock `aheadMs` ahead of the true one, which is still in an earlier slice.
+            clock.set(11 * SLICE_MS - aheadMs + 50);
+            await new BudgetTable(table()).create(
+                tokenHashOf(token),
+                { slice: 11, granted: 1, earlier: [], pausedUntil: 0, slicesPerWindow: SLICES_PER_WINDOW },
+                AbortSignal.timeout(2_000),
+            );
+            const behind = instance(clock, token);
+            const answer = await behind.budget.take(1, Infinity);
+            if (aheadMs < 3 * SLICE_MS) expect(answer, `${aheadMs} ms`).toEqual({ granted: false, retryAt: 11 * SLICE_MS });
+            else expect(answer, `${aheadMs} ms`).toEqual({ granted: true });
+            const warnings = behind.lines.filter((line) => line.level === "warn").map((line) => line.message);
+            expect(warnings, `${aheadMs} ms`).toEqual(warning ? [expect.stringMatching(warning)] : []);
+        }
+    });
+
+    it("reads the storage service's clock from its answers: a write's ETag to the millisecond, a read's Date header to the second", async () => {
+        const rows = new BudgetTable(table());
+        const token = `token-${uniqueName("storage-clock")}`;
+        const seen: StorageTime[] = [];
+        const before = Date.now();
+        const created = await rows.create(tokenHashOf(token), { slice: 1, granted: 1, earlier: [], pausedUntil: 0 }, AbortSignal.timeout(2_000), (time) => seen.push(time));
+        await rows.read(tokenHashOf(token), AbortSignal.timeout(2_000), (time) => seen.push(time));
+        const replace = () =>
+            rows.replace(tokenHashOf(token), { slice: 2, granted: 1, earlier: [1], pausedUntil: 0 }, created!.etag, AbortSignal.timeout(2_000), (time) => seen.push(time));
+        expect(await replace()).toBeDefined();
+        // The ETag is stale now: a conflict, whose answer shows the Date header only.
+        expect(await replace()).toBeUndefined();
+        const after = Date.now();
+
+        // (Azurite runs on this machine: its clock is ours.)
+        expect(seen).toHaveLength(4);
+        const [written, read, replaced, conflict] = seen;
+        for (const write of [written!, replaced!]) {
+            expect(write.latest - write.earliest).toBeLessThanOrEqual(1);
+            expect(write.earliest).toBeGreaterThanOrEqual(before - 1);
+            expect(write.latest).toBeLessThanOrEqual(after + 1);
+        }
+        for (const second of [read!, conflict!]) {
+            expect(second.latest - second.earliest).toBe(999);
+            expect(second.earliest % 1000).toBe(0);
+            expect(second.latest).toBeGreaterThanOrEqual(before);
+            expect(second.earliest).toBeLessThanOrEqual(after);
         }
     });
 

@@ -7,6 +7,7 @@ import {
     type RequestBudget,
 } from "../../src/shared/smartsheet/RateLimiter";
 import { grantsSeenFrom, SLICES_PER_WINDOW, SLICES_SHARING_THE_LIMIT, sliceBudget, sliceCap } from "../../src/shared/smartsheet/SharedTokenBudget";
+import { StorageClockEstimate } from "../../src/shared/smartsheet/storageClock";
 
 /** A clock whose sleeps advance time instantly and are recorded. */
 function fakeClock(): Clock & { slept: number[] } {
@@ -239,5 +240,20 @@ describe("grantsSeenFrom: a budget row's grants from a slice's point of view", (
 
     it("caps a slice at five times the window's even pace (an eighth of the limit in a slice of forty), and at least one", () => {
         expect([300, 240, 3000, 7, 1].map(sliceCap)).toEqual([38, 30, 375, 1, 1]);
+    });
+});
+
+describe("StorageClockEstimate", () => {
+    it("takes the middle of the quickest round trip's bound, and drops bounds the latest answer contradicts (a clock stepped)", () => {
+        const estimate = new StorageClockEstimate();
+        expect(estimate.current()).toBeUndefined();
+        // Storage 1 000 ms ahead of us. A slow answer (200 ms there and back), a Date header's second, then a quick one.
+        estimate.observe(0, 200, { earliest: 1_150, latest: 1_150 });
+        estimate.observe(500, 520, { earliest: 1_000, latest: 1_999 });
+        estimate.observe(600, 610, { earliest: 1_605, latest: 1_605 });
+        expect(estimate.current()).toEqual({ offsetMs: 1_000, uncertaintyMs: 5 });
+        // Our clock is stepped 3 s forward: the quick bound no longer holds, the first answer since replaces it.
+        estimate.observe(3_700, 3_760, { earliest: 1_730, latest: 1_730 });
+        expect(estimate.current()).toEqual({ offsetMs: -2_000, uncertaintyMs: 30 });
     });
 });

@@ -41,6 +41,8 @@ export const FIGURES = {
     sweepCalls5000: { label: "routine sweep, 5,000-row intake sheet: Smartsheet calls", target: atMost(6), digits: 0 },
     sweepCalls50: { label: "routine sweep, 50-row intake sheet: Smartsheet calls", target: atMost(6), digits: 0 },
     reaperEntitiesRead: { label: "reaper, 10,000 finished + 20 open jobs: entities read", target: atMost(25, "≈ 20 (≤ 25)"), digits: 0 },
+    budgetSkewBusiestWindow: { label: "budget, two instances 0–30 s apart: busiest rolling window ÷ limit", target: atMost(1), digits: 2 },
+    budgetSkewLeastShare: { label: "budget, two instances 0–30 s apart: least instance's share", target: atLeast(0.25, "≥ 0.25 (half of even)"), digits: 2 },
     historyEventsPerProduct: { label: "orchestration history events per product", digits: 0 },
     episodesPerProduct: { label: "orchestration episodes per product", digits: 0 },
     appLoadMs: { label: "host cold start with the app, ms", digits: 0 },

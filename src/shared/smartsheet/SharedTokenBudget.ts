@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { systemClock, type BudgetAnswer, type Clock, type RequestBudget } from "./RateLimiter";
+import { StorageClockEstimate, type StorageTime } from "./storageClock";
 
 /**
  * A window is cut into this many slices; a lease is good only in the slice it was taken for.
@@ -69,7 +70,7 @@ export interface BudgetRow {
      * budget kept them has none: read as each slice having granted its even share of the limit.
      */
     earlier?: number[];
-    /** Clock time (ms) until which every instance holds back after a 429; 0 for none. */
+    /** Storage-clock time (ms) until which every instance holds back after a 429; 0 for none. */
     pausedUntil: number;
     /**
      * How many slices a window has in the numbering `slice` and `earlier` count in: the
@@ -83,13 +84,22 @@ export interface StoredBudgetRow extends BudgetRow {
     etag: string;
 }
 
-/** The one stored row per token that holds its budget; `BudgetTable` keeps it in an Azure Table. */
+/**
+ * The one stored row per token that holds its budget; `BudgetTable` keeps it in an Azure Table.
+ * Each call passes `onStorageTime` what its answer showed of the storage service's clock, if anything.
+ */
 export interface BudgetRows {
-    read(tokenHash: string, signal: AbortSignal): Promise<StoredBudgetRow | undefined>;
+    read(tokenHash: string, signal: AbortSignal, onStorageTime?: (time: StorageTime) => void): Promise<StoredBudgetRow | undefined>;
     /** `undefined`: another instance created the row first. */
-    create(tokenHash: string, row: BudgetRow, signal: AbortSignal): Promise<StoredBudgetRow | undefined>;
+    create(tokenHash: string, row: BudgetRow, signal: AbortSignal, onStorageTime?: (time: StorageTime) => void): Promise<StoredBudgetRow | undefined>;
     /** `undefined`: the row changed (or went) since `etag` was read. */
-    replace(tokenHash: string, row: BudgetRow, etag: string, signal: AbortSignal): Promise<StoredBudgetRow | undefined>;
+    replace(
+        tokenHash: string,
+        row: BudgetRow,
+        etag: string,
+        signal: AbortSignal,
+        onStorageTime?: (time: StorageTime) => void,
+    ): Promise<StoredBudgetRow | undefined>;
 }
 
 export interface SharedTokenBudgetOptions {
@@ -210,6 +220,12 @@ export class SharedTokenBudget implements RequestBudget {
     private usage = { slice: NaN, used: 0, usedInSliceBefore: 0 };
     private fallback: { retryStorageAt: number; delayMs: number; slice: number; used: number } | undefined;
     private pauseWrites: Promise<void> = Promise.resolve();
+    /** The storage service's clock, which every instance shares: slices, pauses and every time below are on it. */
+    private readonly storageClock = new StorageClockEstimate();
+    /** The offset of this instance's clock we last warned of, so that we warn again only when it changes. */
+    private ownClockWarned: number | undefined;
+    /** The stored pause, further ahead than any back-off, that we held back for once already (see `honourPause`). */
+    private pauseTakenForWrong = NaN;
     private readonly total: BudgetStats = emptyStats();
     private period = { window: NaN, firstSlice: NaN, lastSlice: NaN, stats: emptyStats(), clockWarned: false };
 
@@ -230,9 +246,37 @@ export class SharedTokenBudget implements RequestBudget {
         return { ...this.total };
     }
 
+    /** `deadline` and the answer's `retryAt` are on this instance's own clock, as the rate limiter keeps time. */
     async take(waiting: number, deadline: number): Promise<BudgetAnswer> {
+        const answer = await this.takeOnStorageClock(waiting, deadline + this.offsetMs());
+        if (answer.granted) return answer;
+        // A time to ask again is always ahead: once taken back to our clock, rounding must not make it now (the limiter would ask at once, forever).
+        const now = this.clock.now();
+        const retryAt = answer.retryAt - this.offsetMs();
+        return { granted: false, retryAt: retryAt > now ? retryAt : now + 1 };
+    }
+
+    /** `until` on this instance's own clock. */
+    async sharePause(until: number): Promise<void> {
+        const onStorageClock = until + this.offsetMs();
+        this.sharedPauseUntil = Math.max(this.sharedPauseUntil, onStorageClock);
+        const write = this.pauseWrites.then(() => this.writePause(onStorageClock));
+        this.pauseWrites = write;
+        await write;
+    }
+
+    /** Storage-clock time, as well as this instance can tell it (its own clock until storage has answered once). */
+    private now(): number {
+        return this.clock.now() + this.offsetMs();
+    }
+
+    private offsetMs(): number {
+        return this.storageClock.current()?.offsetMs ?? 0;
+    }
+
+    private async takeOnStorageClock(waiting: number, deadline: number): Promise<BudgetAnswer> {
         for (;;) {
-            const now = this.clock.now();
+            const now = this.now();
             const slice = Math.floor(now / this.sliceMs);
             this.noteSlice(slice);
             this.reportEachWindow(now, slice);
@@ -257,13 +301,6 @@ export class SharedTokenBudget implements RequestBudget {
         }
     }
 
-    async sharePause(until: number): Promise<void> {
-        this.sharedPauseUntil = Math.max(this.sharedPauseUntil, until);
-        const write = this.pauseWrites.then(() => this.writePause(until));
-        this.pauseWrites = write;
-        await write;
-    }
-
     private grant(): BudgetAnswer {
         this.usage.used += 1;
         this.count("used");
@@ -280,24 +317,25 @@ export class SharedTokenBudget implements RequestBudget {
         try {
             for (let attempt = 0; attempt < LEASE_ATTEMPTS; attempt++) {
                 const row = (this.othersLeasing ? undefined : this.row) ?? (await this.read(signal));
+                // The answer moved our reading of the storage clock into another slice (the first answer after start-up): start again.
+                if (Math.floor(this.now() / this.sliceMs) !== slice) return "ask again";
                 if (!row) {
                     const granted = Math.min(want, sliceCap(limit));
-                    const created = await this.storage(() =>
-                        this.options.rows.create(this.tokenHash, { slice, granted, earlier: [], pausedUntil: 0, slicesPerWindow: SLICES_PER_WINDOW }, signal),
+                    const created = await this.storage((onStorageTime) =>
+                        this.options.rows.create(this.tokenHash, { slice, granted, earlier: [], pausedUntil: 0, slicesPerWindow: SLICES_PER_WINDOW }, signal, onStorageTime),
                     );
                     if (created) return this.leased(created, slice, granted, granted === sliceCap(limit), 0, granted, now);
                     this.count("conflicts");
                     continue;
                 }
-                if (row.pausedUntil > now) {
+                if (row.pausedUntil > now && this.honourPause(row.pausedUntil, now)) {
                     this.row = row;
-                    this.sharedPauseUntil = Math.max(this.sharedPauseUntil, Math.min(row.pausedUntil, now + this.windowMs));
                     return { granted: false, retryAt: this.sharedPauseUntil };
                 }
                 if (sameSlicing(row) && row.slice > slice) {
                     this.row = row;
                     // Another instance's clock is ahead of ours: its slice had begun when it wrote the row, before this moment.
-                    const aheadAtLeastMs = this.startOf(row.slice) - this.clock.now();
+                    const aheadAtLeastMs = this.startOf(row.slice) - this.now();
                     const clockGoneWrong = row.slice > slice + MAX_SLICES_AHEAD;
                     if (aheadAtLeastMs > this.sliceMs / 2 || clockGoneWrong) this.warnClockAhead(aheadAtLeastMs, clockGoneWrong);
                     if (!clockGoneWrong) return { granted: false, retryAt: this.startOf(row.slice) };
@@ -311,7 +349,7 @@ export class SharedTokenBudget implements RequestBudget {
                     this.row = row;
                     return this.spentOut(slice);
                 }
-                const replaced = await this.storage(() =>
+                const replaced = await this.storage((onStorageTime) =>
                     this.options.rows.replace(
                         this.tokenHash,
                         {
@@ -323,6 +361,7 @@ export class SharedTokenBudget implements RequestBudget {
                         },
                         row.etag,
                         signal,
+                        onStorageTime,
                     ),
                 );
                 if (replaced) return this.leased(replaced, slice, granted, granted === room, handedBack, sum(earlier) + inSlice + granted, now);
@@ -355,15 +394,61 @@ export class SharedTokenBudget implements RequestBudget {
     }
 
     private async read(signal: AbortSignal): Promise<StoredBudgetRow | undefined> {
-        const row = await this.storage(() => this.options.rows.read(this.tokenHash, signal));
+        const row = await this.storage((onStorageTime) => this.options.rows.read(this.tokenHash, signal, onStorageTime));
         // Nobody wrote since we did: our ETag is good again.
         if (row && row.etag === this.row?.etag) this.othersLeasing = false;
         return row;
     }
 
-    private async storage<T>(call: () => Promise<T>): Promise<T> {
+    /** One storage call; what its answer shows of the storage service's clock sets ours. */
+    private async storage<T>(call: (onStorageTime: (time: StorageTime) => void) => Promise<T>): Promise<T> {
         this.count("storageTransactions");
-        return call();
+        const sentAt = this.clock.now();
+        let shown: StorageTime | undefined;
+        try {
+            return await call((time) => (shown = time));
+        } finally {
+            if (shown) this.observeStorageTime(sentAt, this.clock.now(), shown);
+        }
+    }
+
+    private observeStorageTime(sentAt: number, answeredAt: number, time: StorageTime): void {
+        this.storageClock.observe(sentAt, answeredAt, time);
+        const { offsetMs, uncertaintyMs } = this.storageClock.current()!;
+        const allowanceMs = this.sliceMs / 2;
+        if (Math.abs(offsetMs) <= allowanceMs) return;
+        if (this.ownClockWarned !== undefined && Math.abs(offsetMs - this.ownClockWarned) <= allowanceMs) return;
+        this.ownClockWarned = offsetMs;
+        this.options.log?.(
+            "warn",
+            `Smartsheet budget of token ${this.tokenHash}: this instance's clock is ${(Math.abs(offsetMs) / 1000).toFixed(2)} s ` +
+                `${offsetMs < 0 ? "ahead of" : "behind"} the storage service's (±${(uncertaintyMs / 1000).toFixed(2)} s, from its answers). ` +
+                `The budget keeps its slices and 429 pauses on the storage service's clock, so the limit holds; but the staleness ` +
+                `and claim checks compare this clock with the others' (MAX_CLOCK_SKEW_SECONDS allows for the difference). ` +
+                `Check this host's time synchronisation.`,
+        );
+    }
+
+    /**
+     * Whether to hold back for a 429 pause the row holds, and till when. A pause longer than a
+     * window is longer than any back-off: a clock gone wrong stamped it (an instance of a version
+     * that stamped its own clock). Such a pause is held for one window at most, once.
+     */
+    private honourPause(pausedUntil: number, now: number): boolean {
+        if (pausedUntil <= now + this.windowMs) {
+            this.sharedPauseUntil = Math.max(this.sharedPauseUntil, pausedUntil);
+            return true;
+        }
+        if (pausedUntil === this.pauseTakenForWrong) return false;
+        this.pauseTakenForWrong = pausedUntil;
+        this.sharedPauseUntil = Math.max(this.sharedPauseUntil, now + this.windowMs);
+        this.options.log?.(
+            "warn",
+            `Smartsheet budget of token ${this.tokenHash}: the shared row holds a 429 pause until ${((pausedUntil - now) / 1000).toFixed(2)} s ` +
+                `from now, longer than any back-off: a clock gone wrong wrote it; holding back ${this.windowMs / 1000} s at most, once. ` +
+                `Check the instances' time synchronisation.`,
+        );
+        return true;
     }
 
     private leased(
@@ -442,26 +527,28 @@ export class SharedTokenBudget implements RequestBudget {
     private async writePause(until: number): Promise<void> {
         if (this.fallback) return;
         const signal = AbortSignal.timeout(STORAGE_TIMEOUT_MS);
-        const now = this.clock.now();
+        const now = this.now();
         try {
             for (let attempt = 0; attempt < LEASE_ATTEMPTS; attempt++) {
                 const row = (this.othersLeasing ? undefined : this.row) ?? (await this.read(signal));
                 if (row && row.pausedUntil >= until) return;
                 const written = row
-                    ? await this.storage(() =>
+                    ? await this.storage((onStorageTime) =>
                           this.options.rows.replace(
                               this.tokenHash,
                               // The row's grants as they are, in the row's own slicing.
                               { slice: row.slice, granted: row.granted, earlier: row.earlier, pausedUntil: until, slicesPerWindow: row.slicesPerWindow },
                               row.etag,
                               signal,
+                              onStorageTime,
                           ),
                       )
-                    : await this.storage(() =>
+                    : await this.storage((onStorageTime) =>
                           this.options.rows.create(
                               this.tokenHash,
                               { slice: Math.floor(now / this.sliceMs), granted: 0, earlier: [], pausedUntil: until, slicesPerWindow: SLICES_PER_WINDOW },
                               signal,
+                              onStorageTime,
                           ),
                       );
                 this.row = written;
@@ -480,10 +567,11 @@ export class SharedTokenBudget implements RequestBudget {
         this.period.clockWarned = true;
         this.options.log?.(
             "warn",
-            `Smartsheet budget of token ${this.tokenHash}: another instance's clock is at least ${(aheadAtLeastMs / 1000).toFixed(2)} s ahead of ` +
-                `this instance's (its slice of the shared row had begun); the budget keeps every window within the limit only while ` +
-                `the instances' clocks agree to within ${this.sliceMs / 2000} s, so Smartsheet may answer 429. ` +
-                `${takingRowBack ? "Taking the row back to this clock's slice. " : ""}Check the instances' time synchronisation.`,
+            `Smartsheet budget of token ${this.tokenHash}: the shared row was stamped at least ${(aheadAtLeastMs / 1000).toFixed(2)} s ahead of ` +
+                `the storage service's clock as this instance reads it (its slice had begun): an instance of a version that stamps its ` +
+                `own clock, or one that cannot read the storage clock; the budget keeps every window within the limit only while ` +
+                `the instances' slices agree to within ${this.sliceMs / 2000} s, so Smartsheet may answer 429. ` +
+                `${takingRowBack ? "Taking the row back to the storage clock's slice. " : ""}Check the instances' time synchronisation.`,
         );
     }
 
