@@ -164,6 +164,14 @@ export function provisionProduct(policy: RetryPolicy): OrchestrationHandler {
                 // A person has to act: park, then run the same stage again once unparked.
                 const parked = yield* call("parkJob", { reason: result.reason, stage });
                 if (parked.outcome === "superseded") return { jobKey, result: "superseded" };
+                if (parked.outcome === "done" && parked.waitUntil) {
+                    // A status write that went unanswered may land over the Stall: say it again once it cannot.
+                    // An unpark raised meanwhile waits for this (Durable keeps external events until asked).
+                    log(`waiting until ${parked.waitUntil} to confirm the intake row says Stalled`);
+                    yield context.df.createTimer(new Date(parked.waitUntil));
+                    const confirmed = yield* call("confirmStalled");
+                    if (confirmed.outcome === "superseded") return { jobKey, result: "superseded" };
+                }
                 parking = { reason: result.reason, parkedAt: parked.outcome === "done" ? parked.job.parkedAt : undefined };
                 continue;
             }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { sweepSite } from "../../src/shared/intake/intakeSweep";
-import { beginAttempt, enterStage, parkJob, resumeJob } from "../../src/shared/provisioning/lifecycle";
+import { beginAttempt, confirmStalled, enterStage, parkJob, resumeJob } from "../../src/shared/provisioning/lifecycle";
 import { runSteps } from "../helpers/runSteps";
 import { formatJobKey } from "../../src/shared/jobs/JobRow";
 import { intakeRow } from "../helpers/inspectProduct";
@@ -143,6 +143,34 @@ describe("the intake row tells the truth", () => {
 
         expect((await deps.jobs.require(key!)).row).toMatchObject({ state: "running", intakeStatus: "In progress" });
         expect(sheet.status(code)).toBe("typed by a customer");
+    });
+
+    it("regression #18.11 late In progress over Stalled: a park while an unpark's status write may still land asks to confirm the Stall after the horizon, and the confirmation puts it back", async () => {
+        const { deps } = harness.current;
+        const sheet = intake(harness.current);
+        await sweepSite(deps, harness.current.site);
+        const [key] = deps.enqueued;
+        const { instanceId, productCode: code } = (await deps.jobs.require(key!)).row;
+        await beginAttempt(deps, { jobKey: key!, instanceId: instanceId!, attempt: 1 });
+        const quiet = await parkJob(deps, { jobKey: key!, instanceId: instanceId!, reason: "sharing removed from the template", stage: "copy" });
+        expect(quiet).toMatchObject({ outcome: "done" });
+        expect(quiet.outcome === "done" && quiet.waitUntil).toBeFalsy();
+        await resumeJob(deps, { jobKey: key!, instanceId: instanceId! });
+
+        // The unpark's In progress went unanswered (the row's late-write horizon says so); the job parks again meanwhile.
+        const lateUntil = new Date(deps.now().getTime() + 60_000).toISOString();
+        await deps.jobs.update(key!, (row) => ({ ...row, lateWritesUntil: lateUntil }), { from: ["running"] });
+        const parked = await parkJob(deps, { jobKey: key!, instanceId: instanceId!, reason: "the Filing Index is gone", stage: "register" });
+        expect(parked).toMatchObject({ outcome: "done", waitUntil: lateUntil });
+        expect(sheet.status(code)).toBe("Stalled — the Filing Index is gone");
+
+        await sheet.type(code, "Status", "In progress"); // the unanswered write lands late
+        await confirmStalled(deps, { jobKey: key!, instanceId: instanceId! });
+        expect(sheet.status(code)).toBe("Stalled — the Filing Index is gone");
+        const before = harness.current.sim.core.calls().byOperation.updateRows ?? 0;
+        await confirmStalled(deps, { jobKey: key!, instanceId: instanceId! });
+        expect(harness.current.sim.core.calls().byOperation.updateRows ?? 0).toBe(before);
+        expect((await deps.jobs.require(key!)).row).toMatchObject({ state: "parked", intakeStatus: "Stalled — the Filing Index is gone" });
     });
 
     it("a late duplicate of an earlier stage's step moves the job back nowhere and writes no earlier status", async () => {

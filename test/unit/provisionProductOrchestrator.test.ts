@@ -198,6 +198,27 @@ describe("the provisionProduct orchestration, driven without a host", () => {
         expect(output).toMatchObject({ result: "done" });
     });
 
+    it("regression #18.11 late In progress over Stalled: a park whose earlier status write may still land confirms the Stall after it can no longer land, then waits for unpark", () => {
+        const parkedAt = "2026-12-01T12:00:00.000Z";
+        const lateUntil = "2026-12-01T12:03:00.000Z";
+        const { trace, timers, output } = run({
+            steps: {
+                registerDocumentRegister: (_input, call) => (call === 1 ? permanent("The Filing Index sheet is gone.") : undefined),
+                parkJob: () => ({ ...done({ state: "parked", stage: "register", parkedAt }), waitUntil: lateUntil }),
+            },
+            events: [{ parkedAt, by: "dana" }],
+        });
+        expect(trace.slice(trace.indexOf("parkJob"), trace.indexOf("resumeJob") + 1)).toEqual([
+            "parkJob",
+            `timer until ${lateUntil}`,
+            "confirmStalled",
+            "wait for unpark",
+            "resumeJob",
+        ]);
+        expect(timers).toEqual([lateUntil]);
+        expect(output).toMatchObject({ result: "done" });
+    });
+
     it("passes the parked stage and reason to parkJob", () => {
         const parks: unknown[] = [];
         run({

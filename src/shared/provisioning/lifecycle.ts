@@ -70,11 +70,35 @@ export function parkJob(deps: ProvisioningDeps, input: ParkInput): Promise<StepO
         async (context) => {
             const parked = await context.update((row) => JobLife.park.apply(row, { reason: input.reason, stage: input.stage, now: deps.now().toISOString() }));
             if (!parked.parkAlerted) await tellOpsOfParking(deps, input.jobKey, transitionLine(input.jobKey, "running", "parked", input.reason));
-            await recordIntakeStatus(deps, context, IntakeStatus.stalled(input.reason), {
+            const stalled = await recordIntakeStatus(deps, context, IntakeStatus.stalled(input.reason), {
                 current: (row) => row.state === "parked" && row.parkReason === input.reason,
             });
+            // An earlier status write that went unanswered (an unpark's In progress) may still land over the Stall.
+            const lateUntil = stalled.lateWritesUntil ? Date.parse(stalled.lateWritesUntil) : -Infinity;
+            if (lateUntil > deps.now().getTime()) return { waitUntil: new Date(lateUntil).toISOString() };
         },
         { from: JobLife.park.from },
+    );
+}
+
+/**
+ * A parked job's `Stalled — <reason>` once more, after every status write that could land over it
+ * has had its time: the intake row is read, and written only where it shows something else.
+ */
+export function confirmStalled(deps: ProvisioningDeps, input: StepInput): Promise<StepOutcome> {
+    return runStep(
+        deps,
+        input,
+        "confirmStalled",
+        async (context) => {
+            const { parkReason } = context.row;
+            if (context.row.state !== "parked" || parkReason === undefined) return;
+            await recordIntakeStatus(deps, context, IntakeStatus.stalled(parkReason), {
+                current: (row) => row.state === "parked" && row.parkReason === parkReason,
+                lookFirst: true,
+            });
+        },
+        { from: JobLife.whileParked.from },
     );
 }
 
@@ -108,14 +132,16 @@ async function recordIntakeStatus(
     deps: ProvisioningDeps,
     context: StepContext,
     status: string,
-    options: { folderLink?: string; current(row: JobRow): boolean },
-): Promise<void> {
+    options: { folderLink?: string; current(row: JobRow): boolean; lookFirst?: boolean },
+): Promise<JobRow> {
     let columns: Awaited<ReturnType<typeof writeIntakeStatus>> | undefined;
     try {
         await underClaim(deps, context, {
             key: "intake",
             leaves: "nothing",
-            recorded: (row) => (row.intakeStatus === status || !options.current(row) ? status : undefined),
+            // `lookFirst`: what the row records is not trusted; the intake row itself is read.
+            recorded: (row) => (!options.current(row) || (!options.lookFirst && row.intakeStatus === status) ? status : undefined),
+            alwaysLook: options.lookFirst,
             // An earlier run's write may have landed: the row showing the status already is as good as writing it.
             look: async () => {
                 const seen = await intakeRowShows(context.smartsheet, context.row, status, options.folderLink);
@@ -135,4 +161,5 @@ async function recordIntakeStatus(
         deps.log.error(`job ${key}: could not write "${status}" onto intake row ${context.row.intakeRowId} (${error.message}); the job goes on`);
         await context.update((row) => ({ ...row, intakeStatusError: error.message }));
     }
+    return context.update(() => undefined);
 }

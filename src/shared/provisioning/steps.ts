@@ -2,7 +2,7 @@ import type { z } from "zod";
 import { BeginInput, CopyInput, EnterStageInput, ParkInput, StepInput, type StepOutcome } from "./contracts";
 import { copyTemplateSheet, ensureProductFolder, verifyCopies } from "./copyStage";
 import { auditProduct } from "./finalAudit";
-import { beginAttempt, completeJob, enterStage, parkJob, resumeJob } from "./lifecycle";
+import { beginAttempt, completeJob, confirmStalled, enterStage, parkJob, resumeJob } from "./lifecycle";
 import type { ProvisioningDeps } from "./ProvisioningDeps";
 import { registerDocumentRegister } from "./registerStage";
 import { remapReferences, stampSummary } from "./renameStage";
@@ -25,6 +25,7 @@ export const provisioningSteps = {
     auditProduct,
     completeJob,
     parkJob,
+    confirmStalled,
     resumeJob,
 } satisfies Record<string, (deps: ProvisioningDeps, input: never) => Promise<StepOutcome>>;
 
@@ -45,5 +46,6 @@ export const stepInputSchemas = {
     auditProduct: StepInput,
     completeJob: StepInput,
     parkJob: ParkInput,
+    confirmStalled: StepInput,
     resumeJob: StepInput,
 } satisfies { [N in StepName]: z.ZodType<StepInputOf<N>> };
