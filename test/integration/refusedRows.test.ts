@@ -7,6 +7,27 @@ import { useProvisioningHarness } from "../helpers/provisioningHarness";
 describe("an intake row Smartsheet refuses to write", () => {
     const harness = useProvisioningHarness();
 
+    it("regression #18.1 one row the Jobs table refuses wedges the sweep: a product line holding U+2028, quoted in its rejection (Azurite fails a transaction holding it) stops no other row; that row is named in an error line and tried again, the cursor stays", async () => {
+        const h = harness.current;
+        const sheet = intakeSheet(h);
+        await sheet.add([approvedRequest("SEP-1"), approvedRequest("SEP-2", { "Product Line": "Industrial\u2028Line two" }), approvedRequest("SEP-3")]);
+
+        const first = await sweepSite(h.deps, h.site);
+
+        expect(first.queued).toEqual(expect.arrayContaining(["SEP-1", "SEP-3"].map(sheet.jobKeyOf)));
+        expect(["SEP-1", "SEP-3"].map(sheet.status)).toEqual(["Queued", "Queued"]);
+        const sent = h.deps.enqueued.map((key) => `${key.pk}-${key.rk}`);
+        expect(sent).toEqual(expect.arrayContaining(["SEP-1", "SEP-3"].map(sheet.jobKeyOf)));
+        expect(sent).not.toContain(sheet.jobKeyOf("SEP-2"));
+        const refused = h.deps.logs.filter((line) => line.includes(`job ${sheet.jobKeyOf("SEP-2")} could not be written to the Jobs table`));
+        expect(refused).toEqual([expect.stringMatching(/^error .*the other rows go on, this row is tried again next sweep/)]);
+        expect(sheet.status("SEP-2")).toBeUndefined();
+        expect((await h.deps.cursors.read(sheet.sheetId())).cursor).toBeUndefined();
+        const second = await sweepSite(h.deps, h.site);
+        expect(second.queued).toEqual([]);
+        expect(h.deps.logs.filter((line) => line.includes(`job ${sheet.jobKeyOf("SEP-2")} could not be written to the Jobs table`))).toHaveLength(2);
+    });
+
     it("regression #18.1 one locked intake row wedges the sweep: every other row is queued, its Queued written and its message sent, the cursor moves; the locked row is named to ops once, left alone while it backs off, and written once it is unlocked", async () => {
         const h = harness.current;
         const sheet = intakeSheet(h);

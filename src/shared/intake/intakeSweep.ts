@@ -119,7 +119,9 @@ export async function sweepSite(deps: SweepDeps, site: Site, kind: SweepKind = "
     const plan = planSweep(read, startedAt);
     const rowWork = await applySweepActions(deps, smartsheet, plan.actions, site);
     const outstanding = await readOutstanding(deps, read, new Set(plan.queuing.filter((jobKey) => rowWork.landed.has(jobKey))));
-    const followUp = await applySweepActions(deps, smartsheet, planFollowUp(read, plan, rowWork.landed, outstanding), site);
+    // A row whose job could not be written is read again by the next sweep: the cursor stays.
+    const followUpActions = planFollowUp(read, plan, rowWork.landed, outstanding).filter((action) => action.type !== "advanceCursor" || rowWork.unwritten.length === 0);
+    const followUp = await applySweepActions(deps, smartsheet, followUpActions, site);
 
     const report: SweepReport = {
         site: site.name,
@@ -277,6 +279,8 @@ interface Applied {
     statusesRefused: string[];
     /** Rows whose status was refused, or not written because their job moved on. */
     notWritten: Set<number>;
+    /** Job keys whose job row could not be written (the storage service refused that row): tried again next sweep. */
+    unwritten: string[];
 }
 
 /**
@@ -287,7 +291,7 @@ interface Applied {
  * the cursor stays where it was.
  */
 async function applySweepActions(deps: SweepDeps, smartsheet: SmartsheetPort, actions: readonly SweepAction[], site: Site): Promise<Applied> {
-    const applied: Applied = { landed: new Set(), queued: [], rejected: [], requeued: [], missedByCursor: [], statusesWritten: 0, statusesRefused: [], notWritten: new Set() };
+    const applied: Applied = { landed: new Set(), queued: [], rejected: [], requeued: [], missedByCursor: [], statusesWritten: 0, statusesRefused: [], notWritten: new Set(), unwritten: [] };
     const landed = (jobKey: string | undefined) => jobKey === undefined || applied.landed.has(jobKey);
     const log = (line: LogLine) => (line.level === "warn" ? deps.log.warn(line.text) : deps.log.info(line.text));
     for (const action of actions) {
@@ -297,12 +301,12 @@ async function applySweepActions(deps: SweepDeps, smartsheet: SmartsheetPort, ac
                 log(action.line);
                 break;
             case "queueJob": {
-                const outcome = await writeOrKeep(deps, action.write);
-                if (outcome === "kept") break;
+                const outcome = await writeOrKeep(deps, action.write, action.jobKey, applied);
+                if (outcome !== "written" && outcome !== "codeTaken") break;
                 if (outcome === "codeTaken") {
                     // An overlapping sweep gave the code to another row between this sweep's read and its write.
                     const reason = codeTakenReason(jobInputOf(action.write).productCode);
-                    if ((await writeOrKeep(deps, rejectedWrite(action.write, reason))) !== "written") break;
+                    if ((await writeOrKeep(deps, rejectedWrite(action.write, reason), action.jobKey, applied)) !== "written") break;
                     deps.log.warn(`job ${action.jobKey} rejected: ${reason}`);
                     applied.landed.add(action.jobKey);
                     applied.rejected.push(action.jobKey);
@@ -314,7 +318,7 @@ async function applySweepActions(deps: SweepDeps, smartsheet: SmartsheetPort, ac
                 break;
             }
             case "rejectRequest":
-                if (action.write && (await writeOrKeep(deps, action.write)) !== "written") break;
+                if (action.write && (await writeOrKeep(deps, action.write, action.jobKey, applied)) !== "written") break;
                 log(action.line);
                 applied.landed.add(action.jobKey);
                 applied.rejected.push(action.jobKey);
@@ -463,7 +467,12 @@ async function noteRefusal(deps: SweepDeps, site: Site, write: StatusWrite & { k
 }
 
 /** Writes a row's job: `kept` when an overlapping sweep wrote it since it was read (its row and status stand), `codeTaken` when another job holds its code. */
-async function writeOrKeep(deps: SweepDeps, write: JobWrite): Promise<"written" | "kept" | "codeTaken"> {
+/**
+ * Writes one row's job. The storage service refusing this row alone (Azurite fails a transaction
+ * holding U+2028, say) stops no other row: it is named in an error line, nothing is sent for it,
+ * and the next sweep tries it again (the cursor stays).
+ */
+async function writeOrKeep(deps: SweepDeps, write: JobWrite, jobKey: string, applied: Applied): Promise<"written" | "kept" | "codeTaken" | "failed"> {
     try {
         if ("create" in write) await deps.jobs.create(write.create, { reserveCode: true });
         else await deps.jobs.replace(write.replace, write.with, { from: JobLife.reconsider.from, reserveCode: true });
@@ -471,7 +480,10 @@ async function writeOrKeep(deps: SweepDeps, write: JobWrite): Promise<"written" 
     } catch (error) {
         if (error instanceof ProductCodeTakenError) return "codeTaken";
         if (error instanceof JobExistsError || error instanceof JobConcurrencyError || error instanceof JobStateConflictError) return "kept";
-        throw error;
+        const message = error instanceof Error ? error.message : String(error);
+        deps.log.error(`intake sweep: job ${jobKey} could not be written to the Jobs table (${message}); the other rows go on, this row is tried again next sweep`);
+        applied.unwritten.push(jobKey);
+        return "failed";
     }
 }
 
