@@ -17,7 +17,7 @@ import { startAttempt } from "../orchestration/startAttempt";
 import { tellOpsOfParking } from "../provisioning/parkAlert";
 import { forEachSite, type SiteFailure } from "../sites/eachSite";
 import type { Site } from "../sites/Sites";
-import { failedSitesText, reconcileSite, type RecoveryDeps } from "./reconcile";
+import { eachJobAlone, failedJobsText, failedSitesText, reconcileSite, type FailedJob, type RecoveryDeps } from "./reconcile";
 
 export interface ReaperReport {
     active: number;
@@ -31,6 +31,8 @@ export interface ReaperReport {
     entitiesRead: number;
     /** Sites the reaper could not look after this run (each logged and alerted). */
     failed: SiteFailure[];
+    /** Jobs it could not look after this run (each logged); the next run tries them again. */
+    failedJobs: FailedJob[];
 }
 
 /** How many windows a job may wait in a backlog before it is taken over anyway (its work item may be lost). */
@@ -79,13 +81,15 @@ export async function reap(sharedDeps: RecoveryDeps): Promise<ReaperReport> {
         transitions: reports.flatMap((one) => one.transitions),
         invalid: reports.flatMap((one) => one.invalid),
         failed,
+        failedJobs: reports.flatMap((one) => one.failedJobs),
         entitiesRead: deps.jobs.entitiesRead,
     };
     deps.log.info(
         `reaper: ${report.active} active jobs, ${report.stale} without progress for ${deps.config.STALE_AFTER_MINUTES} min, ` +
             `${report.backlogged} waiting in a backlog, ${report.transitions.length} transitions, ${report.invalid.length} invalid skipped, ` +
             `${report.entitiesRead} Jobs-table entities read` +
-            failedSitesText(failed),
+            failedSitesText(failed) +
+            failedJobsText(report.failedJobs),
     );
     return report;
 }
@@ -101,37 +105,42 @@ async function reapSite(deps: RecoveryDeps, site: Site, index: Listing<IndexEntr
     // (a person sets the row itself to running) and for alerts not yet delivered. The row decides.
     const suspects = index.found.filter((entry) => !reconciled.finished.has(entry.jobRowKey) && (entry.state === "parked" || isStale(entry)));
     // Reconciliation has named the ones it found; each job is named once per run.
-    const named = new Set(reconciled.invalid.map((job) => job.jobKey));
+    // Reconciliation has named the ones it found, and those it could not look after; each job is named once per run.
+    const named = new Set([...reconciled.invalid, ...reconciled.failedJobs].map((job) => job.jobKey));
     const invalid: InvalidJob[] = [];
+    const failedJobs = [...reconciled.failedJobs];
     let stale = 0;
     let backlogged = 0;
     for (const entry of suspects) {
         const key = { pk, rk: entry.jobRowKey };
-        const stored = named.has(formatJobKey(key)) ? undefined : await readOrReport(() => deps.jobs.get(key), key, invalid);
-        if (!stored) continue;
-        const row = stored.row;
-        if (row.state === "parked" && !row.parkAlerted) {
-            // Whoever parked it tells ops right after; the reaper tries once that try failed, or once its worker cannot still be at it.
-            const firstTryMayRun = row.parkAlertAttempts === 0 && clock.now - Date.parse(row.parkedAt ?? row.lastProgressAt) <= clock.windowMs;
-            if (!firstTryMayRun) {
-                await tellOpsOfParking(deps, key, `park alert, try ${row.parkAlertAttempts + 1}: ${transitionLine(key, "running", "parked", row.parkReason ?? "parked")}`);
+        if (named.has(formatJobKey(key))) continue;
+        await eachJobAlone(deps, "the reaper", key, failedJobs, async () => {
+            const stored = await readOrReport(() => deps.jobs.get(key), key, invalid);
+            if (!stored) return;
+            const row = stored.row;
+            if (row.state === "parked" && !row.parkAlerted) {
+                // Whoever parked it tells ops right after; the reaper tries once that try failed, or once its worker cannot still be at it.
+                const firstTryMayRun = row.parkAlertAttempts === 0 && clock.now - Date.parse(row.parkedAt ?? row.lastProgressAt) <= clock.windowMs;
+                if (!firstTryMayRun) {
+                    await tellOpsOfParking(deps, key, `park alert, try ${row.parkAlertAttempts + 1}: ${transitionLine(key, "running", "parked", row.parkReason ?? "parked")}`);
+                }
+                return;
             }
-            continue;
-        }
-        if (!isStale(row)) continue;
-        stale += 1;
-        const instanceId = currentInstanceId(row);
-        const status = reconciled.statuses.has(instanceId) ? reconciled.statuses.get(instanceId) : await deps.orchestrations.status(instanceId);
-        if (waitsInBacklog(row, status, clock)) {
-            backlogged += 1;
-            continue;
-        }
-        const line = await takeOver(deps, site, stored, status);
-        if (line) transitions.push(line);
+            if (!isStale(row)) return;
+            stale += 1;
+            const instanceId = currentInstanceId(row);
+            const status = reconciled.statuses.has(instanceId) ? reconciled.statuses.get(instanceId) : await deps.orchestrations.status(instanceId);
+            if (waitsInBacklog(row, status, clock)) {
+                backlogged += 1;
+                return;
+            }
+            const line = await takeOver(deps, site, stored, status);
+            if (line) transitions.push(line);
+        });
     }
     reportInvalidJobs(deps.log, invalid, "reaper");
     invalid.push(...reconciled.invalid);
-    return { active: reconciled.checked, stale, backlogged, transitions, invalid };
+    return { active: reconciled.checked, stale, backlogged, transitions, invalid, failedJobs };
 }
 
 /** A job is quiet on purpose until `quietUntil` (its orchestration waits on a durable timer). */

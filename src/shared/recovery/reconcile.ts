@@ -1,4 +1,4 @@
-import { currentInstanceId, type JobKey } from "../jobs/JobRow";
+import { currentInstanceId, formatJobKey, type JobKey } from "../jobs/JobRow";
 import {
     JobConcurrencyError,
     JobStateConflictError,
@@ -28,6 +28,14 @@ export interface SiteReconcileReport {
     statuses: Map<string, OrchestrationState | undefined>;
     /** Jobs skipped because their index entry or row does not parse; each has been logged once. */
     invalid: InvalidJob[];
+    /** Jobs this run could not look after (their status or row could not be read); each logged once, tried again next run. */
+    failedJobs: FailedJob[];
+}
+
+/** A job one run could not look after, and why; the run went on with the others. */
+export interface FailedJob {
+    jobKey: string;
+    reason: string;
 }
 
 /** Every site's reconciliation. */
@@ -35,6 +43,8 @@ export interface ReconcileReport {
     checked: number;
     transitions: string[];
     invalid: InvalidJob[];
+    /** Jobs that could not be looked after (each logged); the next run tries them again. */
+    failedJobs: FailedJob[];
     /** Sites that could not be reconciled (each logged and alerted). */
     failed: SiteFailure[];
 }
@@ -55,11 +65,39 @@ export async function reconcileJobs(deps: RecoveryDeps, occasion: string): Promi
     const checked = run.results.reduce((sum, report) => sum + report.checked, 0);
     const transitions = run.results.flatMap((report) => report.transitions);
     const invalid = run.results.flatMap((report) => report.invalid);
+    const failedJobs = run.results.flatMap((report) => report.failedJobs);
     deps.log.info(
         `reconcile (${occasion}): ${checked} active jobs checked, ${transitions.length} transitions, ${invalid.length} invalid skipped` +
-            failedSitesText(run.failed),
+            failedSitesText(run.failed) +
+            failedJobsText(failedJobs),
     );
-    return { checked, transitions, invalid, failed: run.failed };
+    return { checked, transitions, invalid, failedJobs, failed: run.failed };
+}
+
+/** `; 1 job failed, tried again next run`, or nothing when every job was looked after. */
+export function failedJobsText(failed: readonly FailedJob[]): string {
+    if (failed.length === 0) return "";
+    return `; ${failed.length} job${failed.length === 1 ? "" : "s"} failed, tried again next run`;
+}
+
+/**
+ * Runs one job's part of a run; a job that fails it (a status that cannot be read, storage
+ * failing for its row) is logged, named in `failed`, and stops none of the others.
+ */
+export async function eachJobAlone(
+    deps: Pick<RecoveryDeps, "log">,
+    run: string,
+    key: JobKey,
+    failed: FailedJob[],
+    work: () => Promise<void>,
+): Promise<void> {
+    try {
+        await work();
+    } catch (error) {
+        const reason = error instanceof Error ? error.message : String(error);
+        deps.log.error(`job ${formatJobKey(key)}: ${run} could not look after it: ${reason}; tried again next run, the other jobs carry on`);
+        failed.push({ jobKey: formatJobKey(key), reason });
+    }
 }
 
 /** `; 1 site failed (globex)`, or nothing when every site ran. */
@@ -79,27 +117,30 @@ export async function reconcileSite(deps: RecoveryDeps, site: Site, occasion: st
     const finished = new Set<string>();
     const statuses = new Map<string, OrchestrationState | undefined>();
     const invalid = [...entries.invalid];
+    const failedJobs: FailedJob[] = [];
     for (const entry of entries.found) {
         const key: JobKey = { pk, rk: entry.jobRowKey };
-        const instanceId = entry.instanceId;
-        const status = await deps.orchestrations.status(instanceId);
-        statuses.set(instanceId, status);
-        if (!finishedTheJob(status)) continue;
-        const stored = await readOrReport(() => deps.jobs.get(key), key, invalid);
-        if (!stored || currentInstanceId(stored.row) !== instanceId || !JobLife.missedDone.from.includes(stored.row.state)) continue;
-        const from = stored.row.state;
-        try {
-            await deps.jobs.replace(stored, JobLife.missedDone.apply(stored.row), { from: JobLife.missedDone.from });
-        } catch (error) {
-            // Someone else wrote it meanwhile; the next run looks again.
-            if (error instanceof JobConcurrencyError || error instanceof JobStateConflictError) continue;
-            throw error;
-        }
-        const line = transitionLine(key, from, "done", `orchestration ${instanceId} completed; the row had missed it`);
-        deps.log.warn(line);
-        transitions.push(line);
-        finished.add(entry.jobRowKey);
+        await eachJobAlone(deps, `reconciliation (${occasion})`, key, failedJobs, async () => {
+            const instanceId = entry.instanceId;
+            const status = await deps.orchestrations.status(instanceId);
+            statuses.set(instanceId, status);
+            if (!finishedTheJob(status)) return;
+            const stored = await readOrReport(() => deps.jobs.get(key), key, invalid);
+            if (!stored || currentInstanceId(stored.row) !== instanceId || !JobLife.missedDone.from.includes(stored.row.state)) return;
+            const from = stored.row.state;
+            try {
+                await deps.jobs.replace(stored, JobLife.missedDone.apply(stored.row), { from: JobLife.missedDone.from });
+            } catch (error) {
+                // Someone else wrote it meanwhile; the next run looks again.
+                if (error instanceof JobConcurrencyError || error instanceof JobStateConflictError) return;
+                throw error;
+            }
+            const line = transitionLine(key, from, "done", `orchestration ${instanceId} completed; the row had missed it`);
+            deps.log.warn(line);
+            transitions.push(line);
+            finished.add(entry.jobRowKey);
+        });
     }
     reportInvalidJobs(deps.log, invalid, `reconciliation (${occasion})`);
-    return { checked: entries.found.length + entries.invalid.length, transitions, finished, statuses, invalid };
+    return { checked: entries.found.length + entries.invalid.length, transitions, finished, statuses, invalid, failedJobs };
 }
