@@ -14,7 +14,7 @@ import { JobLife, transitionLine } from "../jobs/jobLife";
 import { instanceIdFor } from "../jobs/instanceIds";
 import { LIVE_STATUSES, type OrchestrationState } from "../orchestration/Orchestrations";
 import { startAttempt } from "../orchestration/startAttempt";
-import { tellOpsOfParking } from "../provisioning/parkAlert";
+import { parkAlertClaimIsLive, tellOpsOfParking } from "../provisioning/parkAlert";
 import { forEachSite, type SiteFailure } from "../sites/eachSite";
 import type { Site } from "../sites/Sites";
 import { eachJobAlone, failedJobsText, failedSitesText, reconcileSite, type FailedJob, type RecoveryDeps } from "./reconcile";
@@ -119,9 +119,7 @@ async function reapSite(deps: RecoveryDeps, site: Site, index: Listing<IndexEntr
             if (!stored) return;
             const row = stored.row;
             if (row.state === "parked" && !row.parkAlerted) {
-                // Whoever parked it tells ops right after; the reaper tries once that try failed, or once its worker cannot still be at it.
-                const firstTryMayRun = row.parkAlertAttempts === 0 && clock.now - Date.parse(row.parkedAt ?? row.lastProgressAt) <= clock.windowMs;
-                if (!firstTryMayRun) {
+                if (parkAlertDue(deps, row, clock)) {
                     await tellOpsOfParking(deps, key, `park alert, try ${row.parkAlertAttempts + 1}: ${transitionLine(key, "running", "parked", row.parkReason ?? "parked")}`);
                 }
                 return;
@@ -141,6 +139,16 @@ async function reapSite(deps: RecoveryDeps, site: Site, index: Listing<IndexEntr
     reportInvalidJobs(deps.log, invalid, "reaper");
     invalid.push(...reconciled.invalid);
     return { active: reconciled.checked, stale, backlogged, transitions, invalid, failedJobs };
+}
+
+/**
+ * Whoever parked a job tells ops right after; the reaper tries once that try failed, or once its
+ * worker cannot still be at it. A run telling ops now (its claim is live) is left to it.
+ */
+function parkAlertDue(deps: RecoveryDeps, row: JobRow, clock: Clock): boolean {
+    if (parkAlertClaimIsLive(deps, row)) return false;
+    const firstTryMayRun = row.parkAlertAttempts === 0 && !row.parkAlertClaim && clock.now - Date.parse(row.parkedAt ?? row.lastProgressAt) <= clock.windowMs;
+    return !firstTryMayRun;
 }
 
 /** A job is quiet on purpose until `quietUntil` (its orchestration waits on a durable timer). */
