@@ -14,9 +14,10 @@ import { JobLife, transitionLine } from "../jobs/jobLife";
 import { instanceIdFor } from "../jobs/instanceIds";
 import { LIVE_STATUSES, type OrchestrationState } from "../orchestration/Orchestrations";
 import { startAttempt } from "../orchestration/startAttempt";
-import { parkAlertClaimIsLive, tellOpsOfParking } from "../provisioning/parkAlert";
+import { parkAlertClaimIsLive } from "../provisioning/parkAlert";
 import { forEachSite, type SiteFailure } from "../sites/eachSite";
 import type { Site } from "../sites/Sites";
+import { ParkAlertRetries, type ParkAlertRetryReport } from "./parkAlertRetries";
 import { eachJobAlone, failedJobsText, failedSitesText, reconcileSite, type FailedJob, type RecoveryDeps } from "./reconcile";
 
 export interface ReaperReport {
@@ -33,6 +34,8 @@ export interface ReaperReport {
     failed: SiteFailure[];
     /** Jobs it could not look after this run (each logged); the next run tries them again. */
     failedJobs: FailedJob[];
+    /** The park alerts this run sent beside the reaping, and those it left for the next run. */
+    alerts: ParkAlertRetryReport;
 }
 
 /** How many windows a job may wait in a backlog before it is taken over anyway (its work item may be lost). */
@@ -66,12 +69,16 @@ export async function reap(sharedDeps: RecoveryDeps): Promise<ReaperReport> {
     );
     const clock: Clock = { now, windowMs, pipelineMoving };
     const indexes = new Map(listed.results.map(({ site, index }) => [site.name, index]));
+    // Alerts go out beside the reaping: a webhook that hangs holds up no take-over and no site.
+    const alertRetries = new ParkAlertRetries(deps);
+    // forEachSite stops for nothing a site throws, so the alerts are always finished.
     const reaped = await forEachSite(
         deps,
         "reaper",
-        (site) => reapSite(deps, site, indexes.get(site.name)!, clock),
+        (site) => reapSite(deps, site, indexes.get(site.name)!, clock, alertRetries),
         listed.results.map(({ site }) => site),
     );
+    const alerts = await alertRetries.finish();
     const reports = reaped.results;
     const failed = [...listed.failed, ...reaped.failed];
     const report: ReaperReport = {
@@ -82,6 +89,7 @@ export async function reap(sharedDeps: RecoveryDeps): Promise<ReaperReport> {
         invalid: reports.flatMap((one) => one.invalid),
         failed,
         failedJobs: reports.flatMap((one) => one.failedJobs),
+        alerts,
         entitiesRead: deps.jobs.entitiesRead,
     };
     deps.log.info(
@@ -89,13 +97,22 @@ export async function reap(sharedDeps: RecoveryDeps): Promise<ReaperReport> {
             `${report.backlogged} waiting in a backlog, ${report.transitions.length} transitions, ${report.invalid.length} invalid skipped, ` +
             `${report.entitiesRead} Jobs-table entities read` +
             failedSitesText(failed) +
-            failedJobsText(report.failedJobs),
+            failedJobsText(report.failedJobs) +
+            parkAlertsText(alerts),
     );
     return report;
 }
 
-/** One site's jobs: reconcile, then take over (or park) the stale ones and alert the unalerted parked ones. */
-async function reapSite(deps: RecoveryDeps, site: Site, index: Listing<IndexEntry>, clock: Clock): Promise<Omit<ReaperReport, "failed" | "entitiesRead">> {
+/** `; park alerts: 1 sent, 3 failed, 9 left for the next run`, or nothing when none was owed. */
+function parkAlertsText(alerts: ParkAlertRetryReport): string {
+    if (alerts.sent + alerts.failed + alerts.deferred === 0) return "";
+    return `; park alerts: ${alerts.sent} sent, ${alerts.failed} failed, ${alerts.deferred} left for the next run`;
+}
+
+type SiteReport = Omit<ReaperReport, "failed" | "entitiesRead" | "alerts">;
+
+/** One site's jobs: reconcile, then take over (or park) the stale ones; the unalerted parked ones are owed to `alertRetries`. */
+async function reapSite(deps: RecoveryDeps, site: Site, index: Listing<IndexEntry>, clock: Clock, alertRetries: ParkAlertRetries): Promise<SiteReport> {
     const pk = String(site.intakeSheetId);
     const reconciled = await reconcileSite(deps, site, "reaper", index);
     const transitions = [...reconciled.transitions];
@@ -120,7 +137,7 @@ async function reapSite(deps: RecoveryDeps, site: Site, index: Listing<IndexEntr
             const row = stored.row;
             if (row.state === "parked" && !row.parkAlerted) {
                 if (parkAlertDue(deps, row, clock)) {
-                    await tellOpsOfParking(deps, key, `park alert, try ${row.parkAlertAttempts + 1}: ${transitionLine(key, "running", "parked", row.parkReason ?? "parked")}`);
+                    alertRetries.owe(key, `park alert, try ${row.parkAlertAttempts + 1}: ${transitionLine(key, "running", "parked", row.parkReason ?? "parked")}`);
                 }
                 return;
             }
@@ -132,7 +149,7 @@ async function reapSite(deps: RecoveryDeps, site: Site, index: Listing<IndexEntr
                 backlogged += 1;
                 return;
             }
-            const line = await takeOver(deps, site, stored, status);
+            const line = await takeOver(deps, site, stored, status, alertRetries);
             if (line) transitions.push(line);
         });
     }
@@ -171,7 +188,13 @@ function waitsInBacklog(row: JobRow, status: OrchestrationState | undefined, clo
     return status?.runtimeStatus === "Pending" || status?.runtimeStatus === "Running";
 }
 
-async function takeOver(deps: RecoveryDeps, site: Site, stored: StoredJob, status: OrchestrationState | undefined): Promise<string | undefined> {
+async function takeOver(
+    deps: RecoveryDeps,
+    site: Site,
+    stored: StoredJob,
+    status: OrchestrationState | undefined,
+    alertRetries: ParkAlertRetries,
+): Promise<string | undefined> {
     const row = stored.row;
     const key = keyOf(row);
     const oldInstanceId = currentInstanceId(row);
@@ -207,8 +230,8 @@ async function takeOver(deps: RecoveryDeps, site: Site, stored: StoredJob, statu
     let line: string;
     if (parking) {
         line = transitionLine(key, row.state, "parked", reason);
-        // Ops first: the intake row may be the very thing that is broken.
-        await tellOpsOfParking(deps, key, line);
+        // Ops first, whatever becomes of the intake row (it may be the very thing that is broken).
+        alertRetries.owe(key, line, { first: true });
         const spent = site.smartsheet.withOwnTally();
         try {
             const latest = await deps.jobs.require(key);
