@@ -191,7 +191,7 @@ describe("a webhook that hangs holds up no take-over and no site", () => {
         const tried: string[] = [];
         const hanging = {
             send: async (alert: Alert) => {
-                tried.push(alert.event === "job.parked" ? alert.jobKey : alert.site);
+                tried.push(alert.event === "job.parked" ? alert.jobKey : alert.event);
                 await hung;
                 throw new Error("the webhook did not answer within 10 s");
             },

@@ -1,5 +1,5 @@
 import { formatJobKey, type JobKey } from "../jobs/JobRow";
-import { tellOpsOfParking } from "../provisioning/parkAlert";
+import { tellOpsOfParking, type ParkAlertOutcome } from "../provisioning/parkAlert";
 import type { RecoveryDeps } from "./reconcile";
 
 /** Park alerts one reaper run sends at most, over every site together: a webhook that hangs costs each one its timeout. */
@@ -15,8 +15,11 @@ export interface ParkAlertRetryReport {
 }
 
 interface OwedAlert {
-    key: JobKey;
+    /** Who it is about, for the line that says it was left: `job <key>`, `intake sheet <id>`. */
+    about: string;
+    /** What it says, for that line. */
     line: string;
+    tell(): Promise<ParkAlertOutcome>;
 }
 
 /**
@@ -38,8 +41,13 @@ export class ParkAlertRetries {
 
     /** An alert to send; `first`: ahead of the others (a parking this run made, told for the first time). */
     owe(key: JobKey, line: string, options: { first?: boolean } = {}): void {
-        if (options.first) this.owed.unshift({ key, line });
-        else this.owed.push({ key, line });
+        this.oweAlert({ about: `job ${formatJobKey(key)}`, line, tell: () => tellOpsOfParking(this.deps, key, line) }, options);
+    }
+
+    /** Any other alert the run owes (it claims it itself), within the same budget. */
+    oweAlert(alert: OwedAlert, options: { first?: boolean } = {}): void {
+        if (options.first) this.owed.unshift(alert);
+        else this.owed.push(alert);
         this.wake?.();
     }
 
@@ -63,19 +71,19 @@ export class ParkAlertRetries {
             if (this.report.sent + this.report.failed >= PARK_ALERT_TRIES_PER_RUN || this.report.failed >= PARK_ALERT_FAILURES_PER_RUN) {
                 this.report.deferred += 1;
                 this.deps.log.error(
-                    `job ${formatJobKey(next.key)}: park alert left for the next reaper run (this run tried ${this.report.sent + this.report.failed}, ` +
+                    `${next.about}: alert left for the next reaper run (this run tried ${this.report.sent + this.report.failed}, ` +
                         `${this.report.failed} failed): ${next.line}`,
                 );
                 continue;
             }
             try {
-                const outcome = await tellOpsOfParking(this.deps, next.key, next.line);
+                const outcome = await next.tell();
                 if (outcome === "sent") this.report.sent += 1;
                 if (outcome === "failed") this.report.failed += 1;
             } catch (error) {
                 // Storage failing for this row: the row still says unalerted, the next run tries again.
                 this.report.failed += 1;
-                this.deps.log.error(`job ${formatJobKey(next.key)}: park alert not tried to the end (${error instanceof Error ? error.message : String(error)}); the next reaper run tries again`);
+                this.deps.log.error(`${next.about}: alert not tried to the end (${error instanceof Error ? error.message : String(error)}); the next reaper run tries again`);
             }
         }
     }

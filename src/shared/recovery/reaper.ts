@@ -1,5 +1,5 @@
 import { IntakeStatus, writeIntakeStatus } from "../intakeRow/intakeStatus";
-import { currentInstanceId, formatJobKey, keyOf, OPEN_STATES, type JobRow } from "../jobs/JobRow";
+import { currentInstanceId, formatJobKey, keyOf, OPEN_STATES, type JobKey, type JobRow } from "../jobs/JobRow";
 import {
     JobConcurrencyError,
     JobStateConflictError,
@@ -18,7 +18,8 @@ import { parkAlertClaimIsLive } from "../provisioning/parkAlert";
 import { forEachSite, type SiteFailure } from "../sites/eachSite";
 import type { Site } from "../sites/Sites";
 import { ParkAlertRetries, type ParkAlertRetryReport } from "./parkAlertRetries";
-import { eachJobAlone, failedJobsText, failedSitesText, reconcileSite, type FailedJob, type RecoveryDeps } from "./reconcile";
+import { orphanedText, tellOpsOfOrphanedJobs, type OrphanedIntakeSheet } from "../sites/orphanedJobs";
+import { eachJobAlone, orphanedIndexes, failedJobsText, failedSitesText, reconcileSite, type FailedJob, type RecoveryDeps } from "./reconcile";
 
 export interface ReaperReport {
     active: number;
@@ -36,6 +37,8 @@ export interface ReaperReport {
     failedJobs: FailedJob[];
     /** The park alerts this run sent beside the reaping, and those it left for the next run. */
     alerts: ParkAlertRetryReport;
+    /** Intake sheets in no site of SITES that still have active jobs: reaped like a site's (nothing is written to Smartsheet), ops told once. */
+    orphaned: OrphanedIntakeSheet[];
 }
 
 /** How many windows a job may wait in a backlog before it is taken over anyway (its work item may be lost). */
@@ -75,14 +78,15 @@ export async function reap(sharedDeps: RecoveryDeps): Promise<ReaperReport> {
     const reaped = await forEachSite(
         deps,
         "reaper",
-        (site) => reapSite(deps, site, indexes.get(site.name)!, clock, alertRetries),
+        (site) => reapSite(deps, { pk: String(site.intakeSheetId), site }, indexes.get(site.name)!, clock, alertRetries),
         listed.results.map(({ site }) => site),
     );
+    const orphans = await reapOrphans(deps, clock, alertRetries);
     const alerts = await alertRetries.finish();
-    const reports = reaped.results;
-    const failed = [...listed.failed, ...reaped.failed];
+    const reports = [...reaped.results, ...orphans.reports];
+    const failed = [...listed.failed, ...reaped.failed, ...orphans.failed];
     const report: ReaperReport = {
-        active: reports.reduce((sum, one) => sum + one.active, 0),
+        active: reaped.results.reduce((sum, one) => sum + one.active, 0),
         stale: reports.reduce((sum, one) => sum + one.stale, 0),
         backlogged: reports.reduce((sum, one) => sum + one.backlogged, 0),
         transitions: reports.flatMap((one) => one.transitions),
@@ -90,6 +94,7 @@ export async function reap(sharedDeps: RecoveryDeps): Promise<ReaperReport> {
         failed,
         failedJobs: reports.flatMap((one) => one.failedJobs),
         alerts,
+        orphaned: orphans.orphaned,
         entitiesRead: deps.jobs.entitiesRead,
     };
     deps.log.info(
@@ -98,6 +103,7 @@ export async function reap(sharedDeps: RecoveryDeps): Promise<ReaperReport> {
             `${report.entitiesRead} Jobs-table entities read` +
             failedSitesText(failed) +
             failedJobsText(report.failedJobs) +
+            orphanedText(report.orphaned) +
             parkAlertsText(alerts),
     );
     return report;
@@ -109,12 +115,45 @@ function parkAlertsText(alerts: ParkAlertRetryReport): string {
     return `; park alerts: ${alerts.sent} sent, ${alerts.failed} failed, ${alerts.deferred} left for the next run`;
 }
 
-type SiteReport = Omit<ReaperReport, "failed" | "entitiesRead" | "alerts">;
+type SiteReport = Omit<ReaperReport, "failed" | "entitiesRead" | "alerts" | "orphaned">;
 
-/** One site's jobs: reconcile, then take over (or park) the stale ones; the unalerted parked ones are owed to `alertRetries`. */
-async function reapSite(deps: RecoveryDeps, site: Site, index: Listing<IndexEntry>, clock: Clock, alertRetries: ParkAlertRetries): Promise<SiteReport> {
-    const pk = String(site.intakeSheetId);
-    const reconciled = await reconcileSite(deps, site, "reaper", index);
+/**
+ * The jobs of intake sheets in no site of SITES (taken out while jobs were open), reaped like a
+ * site's so that none is lost from sight: a stale one is taken over (its next attempt parks, for
+ * want of a site), a parked one's alert is retried; ops is told once per intake sheet.
+ */
+async function reapOrphans(
+    deps: RecoveryDeps,
+    clock: Clock,
+    alertRetries: ParkAlertRetries,
+): Promise<{ reports: SiteReport[]; failed: SiteFailure[]; orphaned: OrphanedIntakeSheet[] }> {
+    const reports: SiteReport[] = [];
+    const failed: SiteFailure[] = [];
+    const orphaned: OrphanedIntakeSheet[] = [];
+    for (const [pk, index] of await orphanedIndexes(deps, "reaper")) {
+        const sheet = { intakeSheetId: pk, active: index.found.length + index.invalid.length };
+        orphaned.push(sheet);
+        alertRetries.oweAlert({ about: `intake sheet ${pk}`, line: `${sheet.active} active jobs in no site of SITES`, tell: () => tellOpsOfOrphanedJobs(deps, sheet) });
+        try {
+            reports.push(await reapSite(deps, { pk }, index, clock, alertRetries));
+        } catch (error) {
+            const reason = error instanceof Error ? error.message : String(error);
+            deps.log.error(`reaper: the jobs of intake sheet ${pk} (in no site of SITES) failed: ${reason}; the next run tries again`);
+            failed.push({ site: `intake sheet ${pk}`, reason });
+        }
+    }
+    return { reports, failed, orphaned };
+}
+
+/** One site's jobs (or an intake sheet's in no site): reconcile, then take over (or park) the stale ones; the unalerted parked ones are owed to `alertRetries`. */
+async function reapSite(
+    deps: RecoveryDeps,
+    { pk, site }: { pk: string; site?: Site },
+    index: Listing<IndexEntry>,
+    clock: Clock,
+    alertRetries: ParkAlertRetries,
+): Promise<SiteReport> {
+    const reconciled = await reconcileSite(deps, { intakeSheetId: pk }, "reaper", index);
     const transitions = [...reconciled.transitions];
     const isStale = (job: Pick<JobRow, "state" | "lastProgressAt" | "quietUntil">) =>
         OPEN_STATES.includes(job.state) && clock.now - quietSince(job) > clock.windowMs;
@@ -190,7 +229,7 @@ function waitsInBacklog(row: JobRow, status: OrchestrationState | undefined, clo
 
 async function takeOver(
     deps: RecoveryDeps,
-    site: Site,
+    site: Site | undefined,
     stored: StoredJob,
     status: OrchestrationState | undefined,
     alertRetries: ParkAlertRetries,
@@ -232,23 +271,8 @@ async function takeOver(
         line = transitionLine(key, row.state, "parked", reason);
         // Ops first, whatever becomes of the intake row (it may be the very thing that is broken).
         alertRetries.owe(key, line, { first: true });
-        const spent = site.smartsheet.withOwnTally();
-        try {
-            const latest = await deps.jobs.require(key);
-            const columns = await writeIntakeStatus(spent, latest.row, IntakeStatus.stalled(reason));
-            await deps.jobs.update(
-                key,
-                (current) => ({
-                    ...current,
-                    intakeStatus: IntakeStatus.stalled(reason),
-                    ...columns,
-                    smartsheetCalls: current.smartsheetCalls + spent.calls().total,
-                }),
-                { from: JobLife.whileParked.from },
-            );
-        } catch (error) {
-            deps.log.error(`job ${key.pk}-${key.rk}: could not write the stall onto the intake row: ${String(error)}; ops has been told`);
-        }
+        if (site) await writeStall(deps, site, key, reason);
+        else deps.log.error(`job ${key.pk}-${key.rk}: its intake sheet belongs to no site in SITES; no stall is written onto its intake row`);
     } else {
         line = transitionLine(key, row.state, row.state, `recovery ${row.recoveries + 1}/${deps.config.MAX_RECOVERIES}: ${why}; ${instanceId} continues from the row`);
         deps.log.warn(line);
@@ -257,6 +281,27 @@ async function takeOver(
     // started now, the row still names it, and the next run of the reaper tries again.
     await startAttempt(deps.orchestrations, key, attempt).catch((error: unknown) => deps.log.error(`job ${key.pk}-${key.rk}: starting ${instanceId} failed: ${String(error)}`));
     return line;
+}
+
+/** `Stalled — <reason>` on the job's intake row, for the customer; a row that cannot be written stops nothing (ops is told apart). */
+async function writeStall(deps: RecoveryDeps, site: Site, key: JobKey, reason: string): Promise<void> {
+    const spent = site.smartsheet.withOwnTally();
+    try {
+        const latest = await deps.jobs.require(key);
+        const columns = await writeIntakeStatus(spent, latest.row, IntakeStatus.stalled(reason));
+        await deps.jobs.update(
+            key,
+            (current) => ({
+                ...current,
+                intakeStatus: IntakeStatus.stalled(reason),
+                ...columns,
+                smartsheetCalls: current.smartsheetCalls + spent.calls().total,
+            }),
+            { from: JobLife.whileParked.from },
+        );
+    } catch (error) {
+        deps.log.error(`job ${key.pk}-${key.rk}: could not write the stall onto the intake row: ${String(error)}; ops is told apart`);
+    }
 }
 
 function stallOf(status: OrchestrationState | undefined, instanceId: string, idleMinutes: number, row: JobRow): string {

@@ -62,16 +62,39 @@ function finishedTheJob(status: OrchestrationState | undefined): boolean {
  */
 export async function reconcileJobs(deps: RecoveryDeps, occasion: string): Promise<ReconcileReport> {
     const run = await forEachSite(deps, `reconciliation (${occasion})`, (site) => reconcileSite(deps, site, occasion));
-    const checked = run.results.reduce((sum, report) => sum + report.checked, 0);
-    const transitions = run.results.flatMap((report) => report.transitions);
-    const invalid = run.results.flatMap((report) => report.invalid);
-    const failedJobs = run.results.flatMap((report) => report.failedJobs);
+    // Jobs of intake sheets taken out of SITES are reconciled too: an orchestration may have finished them.
+    const orphans: SiteReconcileReport[] = [];
+    for (const [pk, index] of await orphanedIndexes(deps, `reconciliation (${occasion})`)) {
+        try {
+            orphans.push(await reconcileSite(deps, { intakeSheetId: pk }, occasion, index));
+        } catch (error) {
+            deps.log.error(`reconciliation (${occasion}): the jobs of intake sheet ${pk} (in no site of SITES) failed: ${error instanceof Error ? error.message : String(error)}; the next run tries again`);
+        }
+    }
+    const reports = [...run.results, ...orphans];
+    const checked = reports.reduce((sum, report) => sum + report.checked, 0);
+    const transitions = reports.flatMap((report) => report.transitions);
+    const invalid = reports.flatMap((report) => report.invalid);
+    const failedJobs = reports.flatMap((report) => report.failedJobs);
     deps.log.info(
         `reconcile (${occasion}): ${checked} active jobs checked, ${transitions.length} transitions, ${invalid.length} invalid skipped` +
             failedSitesText(run.failed) +
             failedJobsText(failedJobs),
     );
     return { checked, transitions, invalid, failedJobs, failed: run.failed };
+}
+
+/**
+ * The active index of every intake sheet in no site of SITES (taken out while it had open jobs),
+ * by intake sheet; a listing that fails is logged and yields none this run.
+ */
+export async function orphanedIndexes(deps: RecoveryDeps, run: string): Promise<Map<string, Listing<IndexEntry>>> {
+    try {
+        return await deps.jobs.listActiveIndexOutside(deps.sites.all().map((site) => String(site.intakeSheetId)));
+    } catch (error) {
+        deps.log.error(`${run}: the jobs of intake sheets in no site of SITES could not be listed (${error instanceof Error ? error.message : String(error)}); the next run tries again`);
+        return new Map();
+    }
 }
 
 /** `; 1 job failed, tried again next run`, or nothing when every job was looked after. */
@@ -110,7 +133,12 @@ export function failedSitesText(failed: readonly SiteFailure[]): string {
  * One site's reconciliation: reads its active index (or takes the one the reaper read), asks
  * Durable Functions about each instance, and reads a job's row only to write it.
  */
-export async function reconcileSite(deps: RecoveryDeps, site: Site, occasion: string, index?: Listing<IndexEntry>): Promise<SiteReconcileReport> {
+export async function reconcileSite(
+    deps: RecoveryDeps,
+    site: Pick<Site, "intakeSheetId"> | { intakeSheetId: string },
+    occasion: string,
+    index?: Listing<IndexEntry>,
+): Promise<SiteReconcileReport> {
     const pk = String(site.intakeSheetId);
     const entries = index ?? (await deps.jobs.listActiveIndex(pk));
     const transitions: string[] = [];
