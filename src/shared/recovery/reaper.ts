@@ -18,7 +18,7 @@ import { parkAlertClaimIsLive } from "../provisioning/parkAlert";
 import { forEachSite, type SiteFailure } from "../sites/eachSite";
 import type { Site } from "../sites/Sites";
 import { ParkAlertRetries, type ParkAlertRetryReport } from "./parkAlertRetries";
-import { orphanedText, tellOpsOfOrphanedJobs, type OrphanedIntakeSheet } from "../sites/orphanedJobs";
+import { orphanedText, tellOpsOfOrphanedJobs, type OrphanedIntakeSheet } from "./orphanedJobs";
 import { eachJobAlone, orphanedIndexes, failedJobsText, failedSitesText, reconcileSite, type FailedJob, type RecoveryDeps } from "./reconcile";
 
 export interface ReaperReport {

@@ -1,5 +1,5 @@
 import { parkAlertClaimExpiredBefore, type ParkAlertOutcome } from "../provisioning/parkAlert";
-import type { ProvisioningDeps } from "../provisioning/ProvisioningDeps";
+import type { RecoveryDeps } from "./reconcile";
 
 /** An intake sheet with active jobs (queued, running or parked) that belongs to no configured site. */
 export interface OrphanedIntakeSheet {
@@ -21,7 +21,7 @@ export function orphanedText(orphaned: readonly OrphanedIntakeSheet[]): string {
  * A failed send gives the claim back for the next run; a claim whose run died expires like a park alert's.
  */
 export async function tellOpsOfOrphanedJobs(
-    deps: Pick<ProvisioningDeps, "alerts" | "log" | "jobs" | "sites" | "config" | "timing" | "now" | "newRunId">,
+    deps: Pick<RecoveryDeps, "alerts" | "log" | "jobs" | "sites" | "config" | "timing" | "now" | "newRunId">,
     orphaned: OrphanedIntakeSheet,
 ): Promise<ParkAlertOutcome> {
     const by = deps.newRunId();
