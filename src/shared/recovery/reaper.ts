@@ -58,8 +58,10 @@ interface Clock {
  * whose work is not merely waiting in a queue behind others (see `waitsInBacklog`). It
  * finishes them, never restarts them: a recovery instance continues from the row, adopting what
  * exists. After `MAX_RECOVERIES` it parks the job and tells ops and the customer instead, and
- * it tells ops again of every parked job whose alert has not gone through yet. It goes site by
- * site: a site that fails is logged and alerted, and stops no other.
+ * it tells ops again of parked jobs whose alert has not gone through yet (beside the reaping,
+ * within a budget per run: see `ParkAlertRetries`). It goes site by site: a site that fails is
+ * logged and alerted, and stops no other; a job that fails stops no other job. Then it looks after
+ * the jobs of intake sheets in no site of SITES the same way, and tells ops of them once.
  */
 export async function reap(sharedDeps: RecoveryDeps): Promise<ReaperReport> {
     const deps = { ...sharedDeps, jobs: sharedDeps.jobs.withOwnCount() };
@@ -160,7 +162,6 @@ async function reapSite(
     // The index says which rows may be stale; parked ones are read too, for the manual path
     // (a person sets the row itself to running) and for alerts not yet delivered. The row decides.
     const suspects = index.found.filter((entry) => !reconciled.finished.has(entry.jobRowKey) && (entry.state === "parked" || isStale(entry)));
-    // Reconciliation has named the ones it found; each job is named once per run.
     // Reconciliation has named the ones it found, and those it could not look after; each job is named once per run.
     const named = new Set([...reconciled.invalid, ...reconciled.failedJobs].map((job) => job.jobKey));
     const invalid: InvalidJob[] = [];
