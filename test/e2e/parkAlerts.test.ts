@@ -76,4 +76,21 @@ describe("never silent, end to end: a park alert that did not go through is retr
             "the error line about the deleted intake row",
         );
     });
+
+    it("regression #18.5 park step run twice at once, end to end: with every activity delivered twice at once, ops hears of the parking once", async () => {
+        const hook = await alertInbox();
+        stack.defer(hook.close);
+        const e2e = await stack.start({ only: [], settings: { ALERT_WEBHOOK_URL: hook.url, LOCALHOST_DUPLICATE_ACTIVITIES: "concurrent" } });
+        const key = await parkingJob(e2e, "IND-6003");
+        await e2e.fire("intakeSweep");
+
+        await jobIn(e2e, key, "parked");
+        await waitFor(async () => ((await job(e2e, key)) as unknown as AlertState | undefined)?.parkAlerted || undefined, "parkAlerted");
+        const reaperRuns = () => e2e.host.logs.filter((line) => /reaper: /.test(line)).length;
+        const runs = reaperRuns();
+        await waitFor(async () => reaperRuns() >= runs + 3 || undefined, "three more reaper runs", 30_000);
+        expect(hook.alerts.filter((alert) => alert.jobKey === key)).toHaveLength(1);
+        expect(((await job(e2e, key)) as unknown as AlertState).parkAlertAttempts).toBe(1);
+    });
 });
+

@@ -1,9 +1,11 @@
-import { WebhookAlertChannel } from "../../src/shared/alerts/AlertChannel";
+import { setTimeout as sleep } from "node:timers/promises";
+import { WebhookAlertChannel, type Alert } from "../../src/shared/alerts/AlertChannel";
 import { afterEach, describe, expect, it } from "vitest";
 import { sweepIntake } from "../../src/shared/intake/intakeSweep";
 import { formatJobKey } from "../../src/shared/jobs/JobRow";
 import { beginAttempt, parkJob } from "../../src/shared/provisioning/lifecycle";
 import { tellOpsOfParking } from "../../src/shared/provisioning/parkAlert";
+import { reap } from "../../src/shared/recovery/reaper";
 import { useProvisioningHarness } from "../helpers/provisioningHarness";
 import { intakeRow } from "../helpers/inspectProduct";
 import { alertInbox } from "../helpers/recoveryKit";
@@ -79,10 +81,56 @@ describe("never silent: the customer's intake row is not the only way ops hears"
         expect(intakeRow(sim.core.state(), unalerted.productCode)?.Status).toBe("Stalled — Smartsheet refused the name");
 
         hook.answer = 200;
-        expect(await tellOpsOfParking(alerting, key, "job parked (alert retry)")).toBe(true);
+        expect(await tellOpsOfParking(alerting, key, "job parked (alert retry)")).toBe("sent");
         const alerted = (await deps.jobs.require(key)).row;
         expect(alerted).toMatchObject({ parkAlerted: true, parkAlertAttempts: 2 });
         expect(alerted.parkAlertError).toBeUndefined();
         expect(hook.alerts).toHaveLength(2);
     });
+
+    it("regression #18.5 park step run twice at once: ops is alerted exactly once for the parking", async () => {
+        const { deps } = harness.current;
+        const { hook, alerting, key, step } = await runningJobWithWebhook();
+        // A webhook slow enough that both runs are past their first read before either hears back.
+        const slow = { ...alerting, alerts: { send: async (alert: Alert) => (await sleep(300), alerting.alerts.send(alert)) } };
+        const input = { ...step, reason: "Smartsheet refused the name", stage: "copy" as const };
+
+        const outcomes = await Promise.all([parkJob(slow, input), parkJob(slow, input)]);
+        expect(outcomes.map((one) => one.outcome)).toEqual(["done", "done"]);
+        expect(hook.alerts).toEqual([expect.objectContaining({ event: "job.parked", jobKey: formatJobKey(key) })]);
+        expect((await deps.jobs.require(key)).row).toMatchObject({ state: "parked", parkAlerted: true, parkAlertAttempts: 1 });
+        expect(deps.logs.filter((line) => line.startsWith(`error job ${formatJobKey(key)} running → parked`))).toHaveLength(1);
+    });
+
+    it("regression #18.5 parkAlerted not written after a 2xx: the retried park step does not alert again", async () => {
+        const { deps } = harness.current;
+        const { hook, alerting, key, step } = await runningJobWithWebhook();
+        // Once the webhook answered, storage refuses every write of the first run's step.
+        let refusing = false;
+        const storageDown = new Error("the table answered 503 Server Busy");
+        const jobs = Object.create(deps.jobs) as typeof deps.jobs;
+        jobs.update = (...args) => (refusing ? Promise.reject(storageDown) : deps.jobs.update(...args));
+        const sends = { send: async (alert: Alert) => (await alerting.alerts.send(alert), void (refusing = true)) };
+        const input = { ...step, reason: "Smartsheet refused the name", stage: "copy" as const };
+
+        await expect(parkJob({ ...alerting, jobs, alerts: sends }, input)).rejects.toThrow(storageDown);
+        expect(hook.alerts).toHaveLength(1);
+        refusing = false;
+        // Durable Functions runs the failed activity again.
+        expect((await parkJob(alerting, input)).outcome).toBe("done");
+        expect(hook.alerts).toHaveLength(1);
+        expect((await deps.jobs.require(key)).row).toMatchObject({ state: "parked", parkAlerted: false, parkAlertClaim: expect.objectContaining({ claimedAt: expect.any(String) }) });
+
+        // The reaper leaves a claim its run may still be at; once no run can be, it tells ops again: at least once wins.
+        await reap(alerting);
+        expect(hook.alerts).toHaveLength(1);
+        const longAgo = new Date(Date.now() - (harness.current.config.STALE_AFTER_MINUTES + 1) * 60_000).toISOString();
+        await deps.jobs.update(key, (row) => ({ ...row, parkAlertClaim: { ...row.parkAlertClaim!, claimedAt: longAgo } }), { from: ["parked"] });
+        await reap(alerting);
+        expect(hook.alerts).toHaveLength(2);
+        const told = (await deps.jobs.require(key)).row;
+        expect(told).toMatchObject({ parkAlerted: true, parkAlertAttempts: 1 });
+        expect(told.parkAlertClaim).toBeUndefined();
+    });
 });
+

@@ -129,3 +129,42 @@ describe("the reaper and the reconciler, against Azurite and the simulator", () 
         expect(deps.started).toEqual([]);
     });
 });
+
+describe("one job that cannot be read stops nothing", () => {
+    const harness = useProvisioningHarness();
+
+    it("regression #18.8 one unreadable orchestration status: reconciliation and the reaper log that job, handle every other job of its site, and try it again next run", async () => {
+        const { deps } = harness.current;
+        const failed = await stalledJob(harness.current, 0, "Failed");
+        const unreadable = await stalledJob(harness.current, 1, "Failed");
+        const completed = await stalledJob(harness.current, 2, undefined);
+        const completedRow = (await deps.jobs.require(completed)).row;
+        deps.instances.set(completedRow.instanceId!, { runtimeStatus: "Completed", output: { result: "done" } });
+        const unreadableId = (await deps.jobs.require(unreadable)).row.instanceId!;
+        const status = deps.orchestrations.status;
+        let refusals = 0;
+        deps.orchestrations.status = async (id) => {
+            if (id !== unreadableId) return status(id);
+            refusals += 1;
+            throw new Error("the task hub answered 503 Server Busy");
+        };
+
+        const reconciled = await reconcileJobs(deps, "start-up");
+        expect(reconciled.failed).toEqual([]);
+        expect(reconciled.transitions).toEqual([expect.stringMatching(new RegExp(`^job ${completed.pk}-${completed.rk} running → done`))]);
+        expect(deps.logs).toContainEqual(expect.stringMatching(new RegExp(`^error job ${unreadable.pk}-${unreadable.rk}: reconciliation \\(start-up\\) could not look after it: the task hub answered 503 Server Busy; tried again next run`)));
+
+        const reaped = await reap(deps);
+        expect(reaped.failed).toEqual([]);
+        expect((await deps.jobs.require(failed)).row).toMatchObject({ state: "running", attempt: 2, recoveries: 1 });
+        expect((await deps.jobs.require(unreadable)).row).toMatchObject({ state: "running", attempt: 1, recoveries: 0 });
+        expect(deps.logs).toContainEqual(expect.stringMatching(/^info reaper: 2 active jobs, .*; 1 job failed, tried again next run$/));
+
+        // Once its status can be read, the next run takes it over like any other.
+        const refusedSoFar = refusals;
+        deps.orchestrations.status = status;
+        await reap(deps);
+        expect(refusedSoFar).toBe(2);
+        expect((await deps.jobs.require(unreadable)).row).toMatchObject({ state: "running", attempt: 2, recoveries: 1 });
+    });
+});

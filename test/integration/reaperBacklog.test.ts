@@ -1,9 +1,11 @@
-import { WebhookAlertChannel } from "../../src/shared/alerts/AlertChannel";
-import { describe, expect, it } from "vitest";
+import { WebhookAlertChannel, type Alert } from "../../src/shared/alerts/AlertChannel";
+import { describe, expect, it, vi } from "vitest";
 import { sweepIntake } from "../../src/shared/intake/intakeSweep";
-import { formatJobKey, type JobKey, type JobRowInput } from "../../src/shared/jobs/JobRow";
+import { currentInstanceId, formatJobKey, type JobKey, type JobRowInput } from "../../src/shared/jobs/JobRow";
 import type { OrchestrationState } from "../../src/shared/orchestration/Orchestrations";
+import { PARK_ALERT_FAILURES_PER_RUN, PARK_ALERT_TRIES_PER_RUN } from "../../src/shared/recovery/parkAlertRetries";
 import { BACKLOG_PATIENCE_WINDOWS, reap } from "../../src/shared/recovery/reaper";
+import { makeJobRow } from "../helpers/jobs";
 import { useProvisioningHarness, type Harness } from "../helpers/provisioningHarness";
 import { alertInbox } from "../helpers/recoveryKit";
 
@@ -155,5 +157,63 @@ describe("never silent: the reaper retries park alerts that did not go through",
         } finally {
             await inbox.close();
         }
+    });
+});
+
+describe("a webhook that hangs holds up no take-over and no site", () => {
+    const harness = useProvisioningHarness({ simulator: { sites: 2 } });
+
+    it("regression #18.7 hanging webhook stalls the reaper: alert retries are bounded per run in total and go beside the take-overs of every site", async () => {
+        const { deps, sites } = harness.current;
+        const [first, second] = sites.map((site) => String(site.intakeSheetId));
+        const longAgo = ago(WINDOW_MS + 60_000);
+        const parked: JobKey[] = [];
+        for (let n = 0; n < 12; n++) {
+            const row = makeJobRow({
+                intakeSheetId: first,
+                state: "parked",
+                stage: "copy",
+                parkReason: "Smartsheet refused the name",
+                parkedAt: longAgo,
+                lastProgressAt: longAgo,
+                parkAlertAttempts: 1,
+                parkAlertError: "the webhook answered 500",
+            });
+            parked.push({ pk: first!, rk: row.intakeRowId });
+            await deps.jobs.create(row);
+        }
+        const stale = (await deps.jobs.create(makeJobRow({ intakeSheetId: second, state: "running", stage: "copy", lastProgressAt: longAgo }))).row;
+        deps.instances.set(currentInstanceId(stale), { runtimeStatus: "Failed" });
+
+        // Accepts each alert and never answers, until the test lets go.
+        let letGo!: () => void;
+        const hung = new Promise<void>((resolve) => (letGo = resolve));
+        const tried: string[] = [];
+        const hanging = {
+            send: async (alert: Alert) => {
+                tried.push(alert.event === "job.parked" ? alert.jobKey : alert.event);
+                await hung;
+                throw new Error("the webhook did not answer within 10 s");
+            },
+        };
+        const reaping = reap({ ...deps, alerts: hanging });
+        try {
+            await vi.waitFor(() => expect(deps.started).toEqual([`provision-${second}-${stale.intakeRowId}-a2`]), { timeout: 20_000 });
+        } finally {
+            letGo();
+        }
+        const report = await reaping;
+        expect(report.alerts).toEqual({ sent: 0, failed: PARK_ALERT_FAILURES_PER_RUN, deferred: 12 - PARK_ALERT_FAILURES_PER_RUN });
+        expect(tried).toHaveLength(PARK_ALERT_FAILURES_PER_RUN);
+        expect(report.transitions).toEqual([expect.stringMatching(new RegExp(`^job ${second}-${stale.intakeRowId} running → running \\(recovery 1/3`))]);
+        expect(deps.logs).toContainEqual(expect.stringMatching(new RegExp(`; park alerts: 0 sent, ${PARK_ALERT_FAILURES_PER_RUN} failed, ${12 - PARK_ALERT_FAILURES_PER_RUN} left for the next run$`)));
+
+        // The webhook answers again: each run tells ops of at most its share, until every parking is told.
+        const inbox: Alert[] = [];
+        const answering = { ...deps, alerts: { send: async (alert: Alert) => void inbox.push(alert) } };
+        expect((await reap(answering)).alerts).toEqual({ sent: PARK_ALERT_TRIES_PER_RUN, failed: 0, deferred: 12 - PARK_ALERT_TRIES_PER_RUN });
+        expect((await reap(answering)).alerts).toEqual({ sent: 12 - PARK_ALERT_TRIES_PER_RUN, failed: 0, deferred: 0 });
+        expect(new Set(inbox.map((alert) => (alert.event === "job.parked" ? alert.jobKey : "")))).toEqual(new Set(parked.map(formatJobKey)));
+        for (const key of parked) expect((await deps.jobs.require(key)).row.parkAlerted).toBe(true);
     });
 });

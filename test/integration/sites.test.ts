@@ -215,4 +215,37 @@ describe("two customer sites served by one app, against one simulator with two t
         expect(h.sim.core.calls().total).toBe(0);
         expect(h.deps.logs).toContainEqual(expect.stringMatching(/could not write "Stalled — Intake sheet .*belongs to no site.*; the job goes on/));
     });
+
+    it("regression #18.10 site removed from SITES: its jobs are listed, reaped and reconciled, counted as orphaned by configuration, and ops is told once", async () => {
+        const h = harness.current;
+        const removed = String(h.sites[1]!.intakeSheetId);
+        await sweepIntake(h.deps);
+        const [stale, parked, finished] = h.deps.enqueued.filter((key) => key.pk === removed);
+        const longAgo = "2026-01-01T00:00:00.000Z";
+        const staleRow = (await h.jobs.update(stale!, (row) => ({ ...row, state: "running", stage: "copy", lastProgressAt: longAgo }), { from: ["queued"] })).row;
+        h.deps.instances.set(staleRow.instanceId!, { runtimeStatus: "Failed" });
+        const parkedAfterAFailedAlert = { state: "parked" as const, stage: "copy" as const, parkReason: "Template sheet missing", parkedAt: longAgo, lastProgressAt: longAgo, parkAlertAttempts: 1 };
+        await h.jobs.update(parked!, (row) => ({ ...row, ...parkedAfterAFailedAlert }), { from: ["queued"] });
+        const finishedRow = (await h.jobs.update(finished!, (row) => ({ ...row, state: "running", stage: "register" }), { from: ["queued"] })).row;
+        h.deps.instances.set(finishedRow.instanceId!, { runtimeStatus: "Completed", output: { result: "done" } });
+
+        // The site is taken out of SITES; two instances of the app run the reaper at once.
+        const { deps, alerts } = alerting(h);
+        const onlyFirst = { ...deps, sites: sitesFrom(h.config.sites.slice(0, 1), () => h.site.smartsheet) };
+        const listed = (await listJobs(onlyFirst, { state: null })).jsonBody as { jobs: Array<{ jobKey: string; site?: string }> };
+        expect(listed.jobs.filter((job) => job.site === undefined).map((job) => job.jobKey).sort()).toEqual([stale, parked, finished].map((key) => formatJobKey(key!)).sort());
+
+        const reports = await Promise.all([reap(onlyFirst), reap(onlyFirst)]);
+        for (const report of reports) expect(report.orphaned).toEqual([{ intakeSheetId: removed, active: 3 }]);
+        expect(h.deps.logs).toContainEqual(expect.stringMatching(new RegExp(`^info reaper: 3 active jobs, .*; 3 active jobs orphaned by configuration \\(intake sheet ${removed} in no site of SITES\\)`)));
+        expect((await h.jobs.require(stale!)).row).toMatchObject({ attempt: 2, recoveries: 1 });
+        expect((await h.jobs.require(finished!)).row.state).toBe("done");
+        expect((await h.jobs.require(parked!)).row).toMatchObject({ parkAlerted: true, parkAlertAttempts: 2 });
+        await reap(onlyFirst);
+        expect(alerts.filter((alert) => alert.event === "jobs.orphaned")).toEqual([
+            expect.objectContaining({ intakeSheetId: removed, activeJobs: 3, reason: expect.stringMatching(/add its site back to SITES/) }),
+        ]);
+        expect(alerts.filter((alert) => alert.event === "job.parked")).toEqual([expect.objectContaining({ jobKey: formatJobKey(parked!) })]);
+    });
 });
+

@@ -39,7 +39,16 @@ export interface IntakeRowRefusedAlert {
     refusedAt: string;
 }
 
-export type Alert = ParkAlert | SiteFailureAlert | IntakeRowRefusedAlert;
+/** An intake sheet has open or parked jobs but belongs to no site in SITES: nothing moves them until a person acts. */
+export interface OrphanedJobsAlert {
+    event: "jobs.orphaned";
+    intakeSheetId: string;
+    activeJobs: number;
+    reason: string;
+    foundAt: string;
+}
+
+export type Alert = ParkAlert | SiteFailureAlert | IntakeRowRefusedAlert | OrphanedJobsAlert;
 
 /** Where alerts go (a webhook today; a new channel is one class). `send` throws unless the channel took the alert. */
 export interface AlertChannel {
@@ -60,7 +69,9 @@ export class WebhookAlertChannel implements AlertChannel {
             headers: { "content-type": "application/json" },
             // A redirect could take the alert (and what it says) somewhere nobody configured.
             redirect: "manual",
-            body: JSON.stringify(alert.event === "job.parked" ? this.parkBody(alert) : alert.event === "site.failed" ? siteFailureBody(alert) : rowRefusedBody(alert)),
+            body: JSON.stringify(
+                alert.event === "job.parked" ? this.parkBody(alert) : alert.event === "site.failed" ? siteFailureBody(alert) : alert.event === "intake.rowRefused" ? rowRefusedBody(alert) : alert,
+            ),
             signal: AbortSignal.timeout(10_000),
         });
         // Nothing of the answer is needed but its status: never read (or wait for) a body of any size.

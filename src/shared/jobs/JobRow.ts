@@ -198,6 +198,13 @@ export const JobRow = z.object({
     /** Tries to tell ops about the current parking, and the last failure. */
     parkAlertAttempts: z.number().int().min(0).default(0),
     parkAlertError: z.string().optional(),
+    /**
+     * The run telling ops about the current parking, claimed before it sends (an alert cannot be
+     * taken back): another run leaves it alone. Gone once the answer is recorded; a claim older than
+     * the reaper's window belongs to a run that died or could not record the answer, and the reaper
+     * tells ops again (at least once wins over exactly once).
+     */
+    parkAlertClaim: json(z.object({ claimedAt: Timestamp, by: z.string() })).optional(),
     rejectReason: z.string().optional(),
     /** Who unparked the job, when, and why: the audit trail of `POST /api/jobs/{key}/unpark`. */
     unparks: json(z.array(z.object({ by: z.string(), note: z.string().optional(), at: Timestamp, parkReason: z.string().optional() }))).default([]),

@@ -113,6 +113,8 @@ const INT32_MAX = 2 ** 31 - 1;
 const CODE_PREFIX = "code-";
 /** Written once every job of the partition that held a code before the index existed has its code row. */
 const CODES_INDEXED = "codes-indexed";
+/** One entity per intake sheet found with jobs but no site: ops was told (`toldAt`), or a run is telling (`claimedAt`, `by`). */
+const ORPHAN_NOTICES = "orphaned-intake-sheet";
 
 /**
  * The Jobs table. One row per product request (PartitionKey = intake sheet id, RowKey = intake
@@ -271,14 +273,67 @@ export class JobStore {
         if (filter.states) query += ` and (${filter.states.map((state) => odata`state eq ${state}`).join(" or ")})`;
         for await (const entity of this.table.listEntities({ queryOptions: { filter: query } })) {
             this.counted();
-            const parsed = IndexEntry.safeParse(entity);
-            if (parsed.success) listing.found.push(parsed.data);
-            else {
-                const key = { pk, rk: String(entity.rowKey).slice(INDEX_PREFIX.length) };
-                listing.invalid.push({ jobKey: formatJobKey(key), reason: `its index entry ${String(entity.rowKey)} is invalid: ${describeIssues(parsed.error)}` });
-            }
+            addIndexEntry(listing, pk, entity);
         }
         return listing;
+    }
+
+    /**
+     * The active index of every intake sheet but `known` (the configured sites'), by intake sheet:
+     * the open and parked jobs of sites taken out of SITES. One query per gap between the known
+     * partitions, so the table never looks through the known sites' finished jobs.
+     */
+    async listActiveIndexOutside(known: readonly string[]): Promise<Map<string, Listing<IndexEntry>>> {
+        const bounds = [...new Set(known)].sort();
+        const byPartition = new Map<string, Listing<IndexEntry>>();
+        for (let gap = 0; gap <= bounds.length; gap++) {
+            let query = odata`RowKey ge ${INDEX_PREFIX} and RowKey lt ${INDEX_END}`;
+            if (gap > 0) query += " and " + odata`PartitionKey gt ${bounds[gap - 1]!}`;
+            if (gap < bounds.length) query += " and " + odata`PartitionKey lt ${bounds[gap]!}`;
+            for await (const entity of this.table.listEntities({ queryOptions: { filter: query } })) {
+                this.counted();
+                const pk = String(entity.partitionKey);
+                let listing = byPartition.get(pk);
+                if (!listing) byPartition.set(pk, (listing = { found: [], invalid: [] }));
+                addIndexEntry(listing, pk, entity);
+            }
+        }
+        return byPartition;
+    }
+
+    /**
+     * Claims telling ops that intake sheet `pk` has jobs but no site (a conditional write): true
+     * when this run is to tell, false when ops was told already or another run's claim is younger
+     * than `expiredBefore` (ms). Once told, never again for that intake sheet.
+     */
+    async claimOrphanNotice(pk: string, by: string, now: Date, expiredBefore: number): Promise<boolean> {
+        let current: { etag: string; toldAt?: unknown; claimedAt?: unknown } | undefined;
+        try {
+            current = await this.table.getEntity(ORPHAN_NOTICES, pk);
+        } catch (error) {
+            if (statusOf(error) !== 404) throw error;
+        }
+        if (current?.toldAt) return false;
+        if (typeof current?.claimedAt === "string" && Date.parse(current.claimedAt) > expiredBefore) return false;
+        const claim = { partitionKey: ORPHAN_NOTICES, rowKey: pk, kind: "orphanNotice", claimedAt: now.toISOString(), by };
+        try {
+            if (current) await this.table.updateEntity(claim, "Replace", { etag: current.etag });
+            else await this.table.createEntity(claim);
+            return true;
+        } catch (error) {
+            if (statusOf(error) === 409 || statusOf(error) === 412) return false;
+            throw error;
+        }
+    }
+
+    /** The answer to a claimed orphan notice: told (never again), or not (the claim goes, the next run tries again). */
+    async recordOrphanNotice(pk: string, by: string, told: Date | undefined): Promise<void> {
+        const current = await this.table.getEntity<{ by?: string }>(ORPHAN_NOTICES, pk);
+        if (current.by !== by) return;
+        const entity = { partitionKey: ORPHAN_NOTICES, rowKey: pk, kind: "orphanNotice", ...(told ? { toldAt: told.toISOString() } : {}) };
+        await this.table.updateEntity(entity, "Replace", { etag: current.etag }).catch((error: unknown) => {
+            if (statusOf(error) !== 412) throw error;
+        });
     }
 
     /**
@@ -374,6 +429,16 @@ export class JobStore {
             if (listing.found.length >= limit) break;
         }
         return listing;
+    }
+}
+
+/** An index entity into its listing, or, when it does not parse, its job named in `invalid`. */
+function addIndexEntry(listing: Listing<IndexEntry>, pk: string, entity: Record<string, unknown>): void {
+    const parsed = IndexEntry.safeParse(entity);
+    if (parsed.success) listing.found.push(parsed.data);
+    else {
+        const key = { pk, rk: String(entity.rowKey).slice(INDEX_PREFIX.length) };
+        listing.invalid.push({ jobKey: formatJobKey(key), reason: `its index entry ${String(entity.rowKey)} is invalid: ${describeIssues(parsed.error)}` });
     }
 }
 

@@ -1,4 +1,4 @@
-import { formatJobKey, JobState, parseJobKey, type JobRow } from "../jobs/JobRow";
+import { ACTIVE_STATES, formatJobKey, JobState, parseJobKey, type JobRow } from "../jobs/JobRow";
 import { InvalidJobRowError, type InvalidJob, type JobStore, type StoredJob } from "../jobs/JobStore";
 import type { Orchestrations } from "../orchestration/Orchestrations";
 import type { Sites } from "../sites/Sites";
@@ -55,7 +55,8 @@ export async function getJob(deps: JobsApiDeps, orchestrations: Orchestrations, 
 
 /**
  * `GET /api/jobs?state=&site=`: active jobs by default, any state on request, of every site or
- * of the one named. Jobs whose rows do not parse are named in `invalid`.
+ * of the one named; without a site, also the active jobs of intake sheets in no site of SITES. Jobs
+ * whose rows do not parse are named in `invalid`.
  */
 export async function listJobs(deps: JobsApiDeps, query: { state: string | null; site?: string | null }): Promise<ApiResponse> {
     const stateText = query.state ?? "";
@@ -72,8 +73,10 @@ export async function listJobs(deps: JobsApiDeps, query: { state: string | null;
     }
     const jobs: ReturnType<typeof present>[] = [];
     const invalid: InvalidJob[] = [];
-    for (const { intakeSheetId } of site ? [site] : deps.sites.all()) {
-        const pk = String(intakeSheetId);
+    const configured = deps.sites.all().map(({ intakeSheetId }) => String(intakeSheetId));
+    // Without a site asked for, the active jobs of intake sheets taken out of SITES are listed too (their `site` is absent).
+    const orphaned = site || (state && !ACTIVE_STATES.includes(state)) ? [] : [...(await deps.jobs.listActiveIndexOutside(configured)).keys()];
+    for (const pk of site ? [String(site.intakeSheetId)] : [...configured, ...orphaned]) {
         const listing = state ? await deps.jobs.listByState(pk, state) : await deps.jobs.listActive(pk);
         jobs.push(...listing.found.map((job) => present(job.row, deps.sites)));
         invalid.push(...listing.invalid);

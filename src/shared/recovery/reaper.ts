@@ -1,5 +1,5 @@
 import { IntakeStatus, writeIntakeStatus } from "../intakeRow/intakeStatus";
-import { currentInstanceId, formatJobKey, keyOf, OPEN_STATES, type JobRow } from "../jobs/JobRow";
+import { currentInstanceId, formatJobKey, keyOf, OPEN_STATES, type JobKey, type JobRow } from "../jobs/JobRow";
 import {
     JobConcurrencyError,
     JobStateConflictError,
@@ -14,10 +14,12 @@ import { JobLife, transitionLine } from "../jobs/jobLife";
 import { instanceIdFor } from "../jobs/instanceIds";
 import { LIVE_STATUSES, type OrchestrationState } from "../orchestration/Orchestrations";
 import { startAttempt } from "../orchestration/startAttempt";
-import { tellOpsOfParking } from "../provisioning/parkAlert";
+import { parkAlertClaimIsLive } from "../provisioning/parkAlert";
 import { forEachSite, type SiteFailure } from "../sites/eachSite";
 import type { Site } from "../sites/Sites";
-import { failedSitesText, reconcileSite, type RecoveryDeps } from "./reconcile";
+import { ParkAlertRetries, type ParkAlertRetryReport } from "./parkAlertRetries";
+import { orphanedText, tellOpsOfOrphanedJobs, type OrphanedIntakeSheet } from "./orphanedJobs";
+import { eachJobAlone, orphanedIndexes, failedJobsText, failedSitesText, reconcileSite, type FailedJob, type RecoveryDeps } from "./reconcile";
 
 export interface ReaperReport {
     active: number;
@@ -31,6 +33,12 @@ export interface ReaperReport {
     entitiesRead: number;
     /** Sites the reaper could not look after this run (each logged and alerted). */
     failed: SiteFailure[];
+    /** Jobs it could not look after this run (each logged); the next run tries them again. */
+    failedJobs: FailedJob[];
+    /** The park alerts this run sent beside the reaping, and those it left for the next run. */
+    alerts: ParkAlertRetryReport;
+    /** Intake sheets in no site of SITES that still have active jobs: reaped like a site's (nothing is written to Smartsheet), ops told once. */
+    orphaned: OrphanedIntakeSheet[];
 }
 
 /** How many windows a job may wait in a backlog before it is taken over anyway (its work item may be lost). */
@@ -50,8 +58,10 @@ interface Clock {
  * whose work is not merely waiting in a queue behind others (see `waitsInBacklog`). It
  * finishes them, never restarts them: a recovery instance continues from the row, adopting what
  * exists. After `MAX_RECOVERIES` it parks the job and tells ops and the customer instead, and
- * it tells ops again of every parked job whose alert has not gone through yet. It goes site by
- * site: a site that fails is logged and alerted, and stops no other.
+ * it tells ops again of parked jobs whose alert has not gone through yet (beside the reaping,
+ * within a budget per run: see `ParkAlertRetries`). It goes site by site: a site that fails is
+ * logged and alerted, and stops no other; a job that fails stops no other job. Then it looks after
+ * the jobs of intake sheets in no site of SITES the same way, and tells ops of them once.
  */
 export async function reap(sharedDeps: RecoveryDeps): Promise<ReaperReport> {
     const deps = { ...sharedDeps, jobs: sharedDeps.jobs.withOwnCount() };
@@ -64,74 +74,138 @@ export async function reap(sharedDeps: RecoveryDeps): Promise<ReaperReport> {
     );
     const clock: Clock = { now, windowMs, pipelineMoving };
     const indexes = new Map(listed.results.map(({ site, index }) => [site.name, index]));
+    // Alerts go out beside the reaping: a webhook that hangs holds up no take-over and no site.
+    const alertRetries = new ParkAlertRetries(deps);
+    // forEachSite stops for nothing a site throws, so the alerts are always finished.
     const reaped = await forEachSite(
         deps,
         "reaper",
-        (site) => reapSite(deps, site, indexes.get(site.name)!, clock),
+        (site) => reapSite(deps, { pk: String(site.intakeSheetId), site }, indexes.get(site.name)!, clock, alertRetries),
         listed.results.map(({ site }) => site),
     );
-    const reports = reaped.results;
-    const failed = [...listed.failed, ...reaped.failed];
+    const orphans = await reapOrphans(deps, clock, alertRetries);
+    const alerts = await alertRetries.finish();
+    const reports = [...reaped.results, ...orphans.reports];
+    const failed = [...listed.failed, ...reaped.failed, ...orphans.failed];
     const report: ReaperReport = {
-        active: reports.reduce((sum, one) => sum + one.active, 0),
+        active: reaped.results.reduce((sum, one) => sum + one.active, 0),
         stale: reports.reduce((sum, one) => sum + one.stale, 0),
         backlogged: reports.reduce((sum, one) => sum + one.backlogged, 0),
         transitions: reports.flatMap((one) => one.transitions),
         invalid: reports.flatMap((one) => one.invalid),
         failed,
+        failedJobs: reports.flatMap((one) => one.failedJobs),
+        alerts,
+        orphaned: orphans.orphaned,
         entitiesRead: deps.jobs.entitiesRead,
     };
     deps.log.info(
         `reaper: ${report.active} active jobs, ${report.stale} without progress for ${deps.config.STALE_AFTER_MINUTES} min, ` +
             `${report.backlogged} waiting in a backlog, ${report.transitions.length} transitions, ${report.invalid.length} invalid skipped, ` +
             `${report.entitiesRead} Jobs-table entities read` +
-            failedSitesText(failed),
+            failedSitesText(failed) +
+            failedJobsText(report.failedJobs) +
+            orphanedText(report.orphaned) +
+            parkAlertsText(alerts),
     );
     return report;
 }
 
-/** One site's jobs: reconcile, then take over (or park) the stale ones and alert the unalerted parked ones. */
-async function reapSite(deps: RecoveryDeps, site: Site, index: Listing<IndexEntry>, clock: Clock): Promise<Omit<ReaperReport, "failed" | "entitiesRead">> {
-    const pk = String(site.intakeSheetId);
-    const reconciled = await reconcileSite(deps, site, "reaper", index);
+/** `; park alerts: 1 sent, 3 failed, 9 left for the next run`, or nothing when none was owed. */
+function parkAlertsText(alerts: ParkAlertRetryReport): string {
+    if (alerts.sent + alerts.failed + alerts.deferred === 0) return "";
+    return `; park alerts: ${alerts.sent} sent, ${alerts.failed} failed, ${alerts.deferred} left for the next run`;
+}
+
+type SiteReport = Omit<ReaperReport, "failed" | "entitiesRead" | "alerts" | "orphaned">;
+
+/**
+ * The jobs of intake sheets in no site of SITES (taken out while jobs were open), reaped like a
+ * site's so that none is lost from sight: a stale one is taken over (its next attempt parks, for
+ * want of a site), a parked one's alert is retried; ops is told once per intake sheet.
+ */
+async function reapOrphans(
+    deps: RecoveryDeps,
+    clock: Clock,
+    alertRetries: ParkAlertRetries,
+): Promise<{ reports: SiteReport[]; failed: SiteFailure[]; orphaned: OrphanedIntakeSheet[] }> {
+    const reports: SiteReport[] = [];
+    const failed: SiteFailure[] = [];
+    const orphaned: OrphanedIntakeSheet[] = [];
+    for (const [pk, index] of await orphanedIndexes(deps, "reaper")) {
+        const sheet = { intakeSheetId: pk, active: index.found.length + index.invalid.length };
+        orphaned.push(sheet);
+        alertRetries.oweAlert({ about: `intake sheet ${pk}`, line: `${sheet.active} active jobs in no site of SITES`, tell: () => tellOpsOfOrphanedJobs(deps, sheet) });
+        try {
+            reports.push(await reapSite(deps, { pk }, index, clock, alertRetries));
+        } catch (error) {
+            const reason = error instanceof Error ? error.message : String(error);
+            deps.log.error(`reaper: the jobs of intake sheet ${pk} (in no site of SITES) failed: ${reason}; the next run tries again`);
+            failed.push({ site: `intake sheet ${pk}`, reason });
+        }
+    }
+    return { reports, failed, orphaned };
+}
+
+/** One site's jobs (or an intake sheet's in no site): reconcile, then take over (or park) the stale ones; the unalerted parked ones are owed to `alertRetries`. */
+async function reapSite(
+    deps: RecoveryDeps,
+    { pk, site }: { pk: string; site?: Site },
+    index: Listing<IndexEntry>,
+    clock: Clock,
+    alertRetries: ParkAlertRetries,
+): Promise<SiteReport> {
+    const reconciled = await reconcileSite(deps, { intakeSheetId: pk }, "reaper", index);
     const transitions = [...reconciled.transitions];
     const isStale = (job: Pick<JobRow, "state" | "lastProgressAt" | "quietUntil">) =>
         OPEN_STATES.includes(job.state) && clock.now - quietSince(job) > clock.windowMs;
     // The index says which rows may be stale; parked ones are read too, for the manual path
     // (a person sets the row itself to running) and for alerts not yet delivered. The row decides.
     const suspects = index.found.filter((entry) => !reconciled.finished.has(entry.jobRowKey) && (entry.state === "parked" || isStale(entry)));
-    // Reconciliation has named the ones it found; each job is named once per run.
-    const named = new Set(reconciled.invalid.map((job) => job.jobKey));
+    // Reconciliation has named the ones it found, and those it could not look after; each job is named once per run.
+    const named = new Set([...reconciled.invalid, ...reconciled.failedJobs].map((job) => job.jobKey));
     const invalid: InvalidJob[] = [];
+    const failedJobs = [...reconciled.failedJobs];
     let stale = 0;
     let backlogged = 0;
     for (const entry of suspects) {
         const key = { pk, rk: entry.jobRowKey };
-        const stored = named.has(formatJobKey(key)) ? undefined : await readOrReport(() => deps.jobs.get(key), key, invalid);
-        if (!stored) continue;
-        const row = stored.row;
-        if (row.state === "parked" && !row.parkAlerted) {
-            // Whoever parked it tells ops right after; the reaper tries once that try failed, or once its worker cannot still be at it.
-            const firstTryMayRun = row.parkAlertAttempts === 0 && clock.now - Date.parse(row.parkedAt ?? row.lastProgressAt) <= clock.windowMs;
-            if (!firstTryMayRun) {
-                await tellOpsOfParking(deps, key, `park alert, try ${row.parkAlertAttempts + 1}: ${transitionLine(key, "running", "parked", row.parkReason ?? "parked")}`);
+        if (named.has(formatJobKey(key))) continue;
+        await eachJobAlone(deps, "the reaper", key, failedJobs, async () => {
+            const stored = await readOrReport(() => deps.jobs.get(key), key, invalid);
+            if (!stored) return;
+            const row = stored.row;
+            if (row.state === "parked" && !row.parkAlerted) {
+                if (parkAlertDue(deps, row, clock)) {
+                    alertRetries.owe(key, `park alert, try ${row.parkAlertAttempts + 1}: ${transitionLine(key, "running", "parked", row.parkReason ?? "parked")}`);
+                }
+                return;
             }
-            continue;
-        }
-        if (!isStale(row)) continue;
-        stale += 1;
-        const instanceId = currentInstanceId(row);
-        const status = reconciled.statuses.has(instanceId) ? reconciled.statuses.get(instanceId) : await deps.orchestrations.status(instanceId);
-        if (waitsInBacklog(row, status, clock)) {
-            backlogged += 1;
-            continue;
-        }
-        const line = await takeOver(deps, site, stored, status);
-        if (line) transitions.push(line);
+            if (!isStale(row)) return;
+            stale += 1;
+            const instanceId = currentInstanceId(row);
+            const status = reconciled.statuses.has(instanceId) ? reconciled.statuses.get(instanceId) : await deps.orchestrations.status(instanceId);
+            if (waitsInBacklog(row, status, clock)) {
+                backlogged += 1;
+                return;
+            }
+            const line = await takeOver(deps, site, stored, status, alertRetries);
+            if (line) transitions.push(line);
+        });
     }
     reportInvalidJobs(deps.log, invalid, "reaper");
     invalid.push(...reconciled.invalid);
-    return { active: reconciled.checked, stale, backlogged, transitions, invalid };
+    return { active: reconciled.checked, stale, backlogged, transitions, invalid, failedJobs };
+}
+
+/**
+ * Whoever parked a job tells ops right after; the reaper tries once that try failed, or once its
+ * worker cannot still be at it. A run telling ops now (its claim is live) is left to it.
+ */
+function parkAlertDue(deps: RecoveryDeps, row: JobRow, clock: Clock): boolean {
+    if (parkAlertClaimIsLive(deps, row)) return false;
+    const firstTryMayRun = row.parkAlertAttempts === 0 && !row.parkAlertClaim && clock.now - Date.parse(row.parkedAt ?? row.lastProgressAt) <= clock.windowMs;
+    return !firstTryMayRun;
 }
 
 /** A job is quiet on purpose until `quietUntil` (its orchestration waits on a durable timer). */
@@ -154,7 +228,13 @@ function waitsInBacklog(row: JobRow, status: OrchestrationState | undefined, clo
     return status?.runtimeStatus === "Pending" || status?.runtimeStatus === "Running";
 }
 
-async function takeOver(deps: RecoveryDeps, site: Site, stored: StoredJob, status: OrchestrationState | undefined): Promise<string | undefined> {
+async function takeOver(
+    deps: RecoveryDeps,
+    site: Site | undefined,
+    stored: StoredJob,
+    status: OrchestrationState | undefined,
+    alertRetries: ParkAlertRetries,
+): Promise<string | undefined> {
     const row = stored.row;
     const key = keyOf(row);
     const oldInstanceId = currentInstanceId(row);
@@ -190,25 +270,10 @@ async function takeOver(deps: RecoveryDeps, site: Site, stored: StoredJob, statu
     let line: string;
     if (parking) {
         line = transitionLine(key, row.state, "parked", reason);
-        // Ops first: the intake row may be the very thing that is broken.
-        await tellOpsOfParking(deps, key, line);
-        const spent = site.smartsheet.withOwnTally();
-        try {
-            const latest = await deps.jobs.require(key);
-            const columns = await writeIntakeStatus(spent, latest.row, IntakeStatus.stalled(reason));
-            await deps.jobs.update(
-                key,
-                (current) => ({
-                    ...current,
-                    intakeStatus: IntakeStatus.stalled(reason),
-                    ...columns,
-                    smartsheetCalls: current.smartsheetCalls + spent.calls().total,
-                }),
-                { from: JobLife.whileParked.from },
-            );
-        } catch (error) {
-            deps.log.error(`job ${key.pk}-${key.rk}: could not write the stall onto the intake row: ${String(error)}; ops has been told`);
-        }
+        // Ops first, whatever becomes of the intake row (it may be the very thing that is broken).
+        alertRetries.owe(key, line, { first: true });
+        if (site) await writeStall(deps, site, key, reason);
+        else deps.log.error(`job ${key.pk}-${key.rk}: its intake sheet belongs to no site in SITES; no stall is written onto its intake row`);
     } else {
         line = transitionLine(key, row.state, row.state, `recovery ${row.recoveries + 1}/${deps.config.MAX_RECOVERIES}: ${why}; ${instanceId} continues from the row`);
         deps.log.warn(line);
@@ -217,6 +282,27 @@ async function takeOver(deps: RecoveryDeps, site: Site, stored: StoredJob, statu
     // started now, the row still names it, and the next run of the reaper tries again.
     await startAttempt(deps.orchestrations, key, attempt).catch((error: unknown) => deps.log.error(`job ${key.pk}-${key.rk}: starting ${instanceId} failed: ${String(error)}`));
     return line;
+}
+
+/** `Stalled — <reason>` on the job's intake row, for the customer; a row that cannot be written stops nothing (ops is told apart). */
+async function writeStall(deps: RecoveryDeps, site: Site, key: JobKey, reason: string): Promise<void> {
+    const spent = site.smartsheet.withOwnTally();
+    try {
+        const latest = await deps.jobs.require(key);
+        const columns = await writeIntakeStatus(spent, latest.row, IntakeStatus.stalled(reason));
+        await deps.jobs.update(
+            key,
+            (current) => ({
+                ...current,
+                intakeStatus: IntakeStatus.stalled(reason),
+                ...columns,
+                smartsheetCalls: current.smartsheetCalls + spent.calls().total,
+            }),
+            { from: JobLife.whileParked.from },
+        );
+    } catch (error) {
+        deps.log.error(`job ${key.pk}-${key.rk}: could not write the stall onto the intake row: ${String(error)}; ops is told apart`);
+    }
 }
 
 function stallOf(status: OrchestrationState | undefined, instanceId: string, idleMinutes: number, row: JobRow): string {
