@@ -64,7 +64,7 @@ describe("the intake sweep's cursor", () => {
         expect(h.deps.logs.filter((line) => line.startsWith("error "))).toEqual([]);
     });
 
-    it("is not advanced when the sweep fails midway, and the next sweep picks the rows up", async () => {
+    it("is not advanced when a row's job cannot be written, and the next sweep picks the row up", async () => {
         const h = harness.current;
         const sheet = intakeSheet(h);
         setClocks(at(60));
@@ -77,7 +77,10 @@ describe("the intake sweep's cursor", () => {
         await sheet.edit("CON-2202", { "Product Name": "Travel Mug, large" });
 
         setClocks(at(300));
-        await expect(sweep(h, "routine", { jobs: new JobStoreFailingCreate(h.table, 2) })).rejects.toThrow("simulated outage");
+        // The second job's write fails: the first row goes on (queued, its message sent), the cursor stays.
+        const failed = await sweep(h, "routine", { jobs: new JobStoreFailingCreate(h.table, 2) });
+        expect(failed.queued).toEqual([sheet.jobKeyOf("IND-2001")]);
+        expect(h.deps.logs.filter((line) => line.includes(`job ${sheet.jobKeyOf("IND-2002")} could not be written to the Jobs table (The Table service is unavailable (simulated outage))`))).toHaveLength(1);
         expect(await cursorOf(h)).toMatchObject({ sweptAt: new Date(T0 - 3_600_000).toISOString() });
 
         // Long after: had the failed sweep moved the cursor, these rows would be outside its window.
@@ -86,7 +89,8 @@ describe("the intake sweep's cursor", () => {
         expect(next.queued).toEqual([sheet.jobKeyOf("IND-2002")]);
         expect(next.requeued).toEqual([sheet.jobKeyOf("IND-2001")]);
         expect(sheet.status("IND-2002")).toBe("Queued");
-        expect(await cursorOf(h)).toMatchObject({ sweptAt: new Date(at(200)).toISOString() });
+        // Smartsheet's time of the read: the sheet last changed with the first row's Queued, at 300.
+        expect(await cursorOf(h)).toMatchObject({ sweptAt: new Date(at(300)).toISOString() });
     });
 
     it("sees a row edited after a sweep read the sheet, in the second its cursor names (Smartsheet's clock a little behind ours)", async () => {
