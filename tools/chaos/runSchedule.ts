@@ -45,6 +45,7 @@ export async function runSchedule(plan: Plan, sharedStorage: string): Promise<Sc
         schedule.note("faults cleared (locked rows and unreadable statuses stay)");
         running.ensureHealthy();
         const approvals = await comeToRest(schedule, lateWritesLandBy(plan, Date.now(), await lastRateLimitAt(running)));
+        if (schedule.lockedRows.size > 0) await sweepOwedStatuses(schedule);
         const outputs = [...(await jobsCliOutputs(running)), ...running.hosts.map((host, index) => ({ source: `host ${index + 1} log`, text: host.allLines.join("\n") }))];
         const skewMs = plan.peer?.clockOffsetMs ?? 0;
         const result = await audit({
@@ -176,6 +177,26 @@ async function comeToRest(context: ScheduleContext, lateWritesBy: number): Promi
     }
     context.note(`not at rest after ${SETTLE_DEADLINE_MS} ms`);
     return approvals;
+}
+
+/**
+ * A status a locked row refused at a job's last step (`Done` after the lock) is the sweep's to
+ * write again, and to name to ops: in production the timer sweeps after the job came to rest, so
+ * the harness sweeps once more then, and waits for Smartsheet and the webhook to be quiet.
+ */
+async function sweepOwedStatuses(context: ScheduleContext): Promise<void> {
+    const { stack } = context;
+    await stack.host.fire("intakeSweep").catch((error: Error) => context.note(`locked-row sweep failed to fire: ${error.message}`));
+    const deadline = Date.now() + 10_000;
+    let last = -1;
+    let quietSince = Date.now();
+    while (Date.now() < deadline) {
+        await sleep(300);
+        const calls = ((await stack.simAdmin("GET", "calls")) as { total: number }).total + stack.webhook.attempts;
+        if (calls !== last) [last, quietSince] = [calls, Date.now()];
+        else if (Date.now() - quietSince >= QUIET_MS) break;
+    }
+    context.note("swept once more after rest, for statuses locked rows refused");
 }
 
 /**
