@@ -1,7 +1,7 @@
 import { TableClient } from "@azure/data-tables";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { startSimulator, type RunningSimulator } from "../../tools/smartsheet-sim";
-import { audit, type AuditInput, type Finding } from "../../tools/chaos/auditor";
+import { audit, foreignFormulas, readWorld, type AuditInput, type Finding } from "../../tools/chaos/auditor";
 
 let sim: RunningSimulator | undefined;
 afterEach(async () => {
@@ -109,12 +109,86 @@ describe("the invariants of the faults chaos draws since #18", () => {
         expect(inert.findings).toEqual([]);
     });
 
-    it("finds a skew beyond the allowance that no log line warned of, and none when one did with its figure", async () => {
+    it("finds a skew beyond the allowance the skewed host did not warn of with its figure, and none when it did", async () => {
         const input = await emptyWorld();
-        const quiet = await audit({ ...input, skewBeyondAllowanceMs: 2500, outputs: [{ source: "host 2 log", text: "job 1-2 queued → running" }] });
-        expect(details(quiet.findings)).toEqual([expect.stringMatching(/^\[silent\] a host's clock was 2500 ms off/)]);
-        const warned = await audit({ ...input, skewBeyondAllowanceMs: 2500, outputs: [{ source: "host 2 log", text: "Warning: clock skew of 2.5 s with the storage service" }] });
+        const warning = (seconds: string, direction: string) =>
+            `[2026-12-02T02:52:51.589Z] Warning Functions.copyTemplateSheet [877e] Smartsheet budget of token 104e: this instance's clock is ${seconds} s ${direction} the storage service's (±0.01 s, from its answers). Check this host's time synchronisation.`;
+        const skewedHost = { source: "host 2 log", offsetMs: 2440 };
+        const quiet = await audit({ ...input, skewedHost, outputs: [{ source: "host 2 log", text: "job 1-2 queued → running" }] });
+        expect(details(quiet.findings)).toEqual([expect.stringMatching(/^\[silent\] host 2's clock was 2440 ms off/)]);
+        // The other host's warning, the wrong direction or figure, or only the word "skew", is not the skewed host's warning.
+        for (const outputs of [
+            [{ source: "host 1 log", text: warning("2.44", "ahead of") }],
+            [{ source: "host 2 log", text: warning("2.44", "behind") }],
+            [{ source: "host 2 log", text: warning("0.32", "ahead of") }],
+            [{ source: "host 2 log", text: "Warning: clock skew of 2.5 s with the storage service" }],
+        ]) {
+            expect(details((await audit({ ...input, skewedHost, outputs })).findings), outputs[0]!.text).toHaveLength(1);
+        }
+        const warned = await audit({ ...input, skewedHost, outputs: [{ source: "host 2 log", text: `${warning("1.94", "ahead of").replace("0.01", "0.51")}\n${warning("2.44", "ahead of")}` }] });
         expect(warned.findings).toEqual([]);
+        const behind = await audit({ ...input, skewedHost: { source: "host 2 log", offsetMs: -3034 }, outputs: [{ source: "host 2 log", text: warning("3.03", "behind") }] });
+        expect(behind.findings).toEqual([]);
+    });
+
+    it("finds a done product's formula reaching a template sheet or another product's sheet, and passes its own sheets, a shared sheet and unused references", async () => {
+        await emptyWorld();
+        const { anchors } = sim!.core;
+        const rest = async <T>(method: string, route: string, body: unknown): Promise<T> => {
+            const response = await fetch(new URL(route, sim!.baseUrl), { method, headers: { authorization: "Bearer sim-token", "content-type": "application/json" }, body: JSON.stringify(body) });
+            expect(response.ok, await response.clone().text()).toBe(true);
+            return ((await response.json()) as { result: T }).result;
+        };
+        const state = sim!.core.state();
+        const industrial = state.folders.find((folder) => folder.parentId === anchors.productsFolderId && folder.name === "Industrial")!;
+        const template = (name: string) => state.sheets.find((sheet) => sheet.folderId === anchors.templateFolderId && sheet.name === name)!;
+        const product = async (name: string) => (await rest<{ id: number }>("POST", `folders/${industrial.id}/folders`, { name })).id;
+        const copy = async (templateName: string, folderId: number, newName: string) =>
+            (await rest<{ id: number }>("POST", `sheets/${template(templateName).id}/copy?include=data`, { destinationType: "folder", destinationId: folderId, newName })).id;
+        const ours = await product("IND-1 Pump");
+        const risk = await copy("Risk Register", ours, "IND-1 Pump - Risk Register");
+        const specifications = await copy("Specifications", ours, "IND-1 Pump - Specifications");
+        const theirs = await copy("Specifications", await product("IND-0999 Legacy Pump"), "IND-0999 Legacy Pump - Specifications");
+        const refer = (name: string, sourceSheetId: number) => rest("POST", `sheets/${risk}/crosssheetreferences`, { name, sourceSheetId, startColumnId: columnOf(sourceSheetId), endColumnId: columnOf(sourceSheetId) });
+        const columnOf = (sheetId: number) => sim!.core.state().sheets.find((sheet) => sheet.id === sheetId)!.columns[0]!.id;
+        await refer("Own", specifications);
+        await refer("Shared", anchors.filingIndexSheetId);
+        await refer("Template", template("Specifications").id);
+        await refer("Theirs", theirs);
+        const riskSheet = () => sim!.core.state().sheets.find((sheet) => sheet.id === risk)!;
+        const mitigation = riskSheet().columns.find((column) => column.title === "Mitigation")!.id;
+        const rows = riskSheet().rows.map((row) => row.id);
+        const formulas = async (...texts: string[]) => rest("PUT", `sheets/${risk}/rows`, texts.map((formula, index) => ({ id: rows[index]!, cells: [{ columnId: mitigation, formula }] })));
+        const problems = async () => {
+            const world = await readWorld(sim!.adminUrl);
+            return foreignFormulas(world.sheet(risk)!, new Set([risk, specifications]), world);
+        };
+
+        // Own sheets and a shared sheet (outside the template and the products): no finding, and the unused Template and Theirs neither.
+        await formulas("=COUNT({Own})", "=COUNT({Shared})");
+        expect(await problems()).toEqual([]);
+        await formulas("=COUNT({Template})", "=COUNT({Theirs})");
+        expect(await problems()).toEqual([
+            expect.stringMatching(/\{Template\}, which points at "Specifications" \(\d+\), a template sheet,/),
+            expect.stringMatching(/\{Theirs\}, which points at "IND-0999 Legacy Pump - Specifications" \(\d+\), a sheet of another product,/),
+        ]);
+    });
+
+    it("finds a locked row that needed a status with no intake.rowRefused alert, or two; one alert, or an alert the host could not deliver, is fine", async () => {
+        const input = await emptyWorld();
+        const intake = sim!.core.state().sheets.find((sheet) => sheet.id === sim!.core.anchors.intakeSheetId)!;
+        const rowId = intake.rows[0]!.id;
+        const requests = [{ rowId, code: "IND-1", valid: true, deleted: false, withdrawn: false, locked: true }];
+        const refused = `[2026-12-02T02:52:51Z] Error Functions.intakeSweep [1] job 1-${rowId}: intake row ${rowId} of site demo refused "Queued" (Smartsheet said 1050: You cannot edit a locked row.); every other row was written.`;
+        const alert = { event: "intake.rowRefused", site: "demo", jobKey: `1-${rowId}`, intakeSheetId: "1", intakeRowId: String(rowId), status: "Queued", message: "locked", refusedAt: "2026-12-02T02:52:51Z" };
+        const log = (text: string) => [{ source: "host 1 log", text }];
+        const categories = async (alerts: unknown[], text: string) => (await audit({ ...input, requests, alerts, outputs: log(text) })).findings.filter((finding) => finding.subject === "IND-1" && finding.category !== "lost").map((finding) => finding.category);
+        expect(await categories([], refused)).toEqual(["silent"]);
+        expect(await categories([alert, alert], refused)).toEqual(["duplicates"]);
+        expect(await categories([alert], refused)).toEqual([]);
+        expect(await categories([], `${refused}\nthe alert that intake row ${rowId} refused its status did not go through (the webhook answered 503)`)).toEqual([]);
+        // Never refused, nothing owed (no job at rest): nothing to name.
+        expect(await categories([], "job 1-2 queued → running")).toEqual([]);
     });
 
     it("finds an approval with no job, or a job but a blank status, one sweep interval after a sweep; a rejection or a status answers it", async () => {

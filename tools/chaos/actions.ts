@@ -1,6 +1,6 @@
 import { TableClient } from "@azure/data-tables";
 import { HarnessError } from "./hostProcess";
-import type { Action, Plan, PersonAction, TemplateEdit } from "./plan";
+import { OUTSIDE_REFERENCE, type Action, type Plan, type PersonAction, type TemplateEdit } from "./plan";
 import type { ScheduleStack } from "./stack";
 
 /** How long a person's action waits for its product's job row before acting anyway. */
@@ -16,7 +16,18 @@ interface SimSheetView {
 interface SimView {
     intakeSheetId: number;
     templateFolderId: number;
+    productsFolderId: number;
+    folders: Array<{ id: number; name: string; parentId: number | null }>;
     sheets: SimSheetView[];
+}
+
+/** A template reference outside the template the plan made, as the auditor needs it. */
+export interface OutsideReferenceMade {
+    variant: "shared" | "otherProduct";
+    /** The sheet the template reference points at. */
+    sourceSheetId: number;
+    /** `otherProduct`: the earlier product's folder, made by the harness (no job of the schedule owns it). */
+    productFolderId?: number;
 }
 
 /** What the harness knows about a schedule while it runs: the intake rows and what became of them. */
@@ -30,6 +41,8 @@ export class ScheduleContext {
     readonly lockedRows = new Set<number>();
     /** Rows whose orchestrations' status the first host cannot read, to the end of the schedule. */
     readonly statusUnreadableRows = new Set<number>();
+    /** Template references outside the template the plan made (and to what). */
+    readonly outsideReferences: OutsideReferenceMade[] = [];
     /** Harness failures during the plan (a switch the stack lacks): the schedule cannot be judged. */
     readonly harnessErrors: string[] = [];
     /** `+<ms> <action>: <outcome>`, for a failure report. */
@@ -224,7 +237,7 @@ async function editTemplate(context: ScheduleContext, view: SimView, edit: Templ
         ]);
         return "a row with a cross-sheet formula inserted into Approvals";
     }
-    if (edit === "referenceOutside") return referOutsideTemplate(context, view, template("Risk Register"));
+    if (edit === "referenceShared" || edit === "referenceOtherProduct") return referOutsideTemplate(context, view, template(OUTSIDE_REFERENCE.holder), edit);
     const suppliers = template("Suppliers");
     const specifications = template("Specifications");
     const value = columnId(specifications, "Value");
@@ -243,21 +256,53 @@ async function editTemplate(context: ScheduleContext, view: SimView, edit: Templ
 }
 
 /**
- * A template sheet with no reference of its own gets one to a sheet outside the template folder
- * (the Filing Index, as a template built from a product would point at that product's sheets),
- * and a formula that uses it: the app must park such a product naming sheet and reference.
+ * A template sheet with no reference of its own gets one to a sheet outside the template folder,
+ * and a formula that uses it: `referenceShared` points it at the Filing Index (a shared sheet: the
+ * product must end done with it intact); `referenceOtherProduct` at a sheet of an earlier product,
+ * as a template built from a product would (a product copied after it must park, naming sheet and
+ * reference). The earlier product is one the harness makes here, as it was before the app ran:
+ * a folder under a product line with one product-named sheet.
  */
-async function referOutsideTemplate(context: ScheduleContext, view: SimView, holder: SimSheetView): Promise<string> {
+async function referOutsideTemplate(context: ScheduleContext, view: SimView, holder: SimSheetView, edit: "referenceShared" | "referenceOtherProduct"): Promise<string> {
     const { stack } = context;
-    const outside = view.sheets.find((sheet) => sheet.folderId !== view.templateFolderId && sheet.name === "Filing Index");
-    if (!outside) throw new Error("the simulator has no Filing Index sheet outside the template");
-    const codes = columnId(outside, "Product Code");
-    await stack.smartsheet("POST", `sheets/${holder.id}/crosssheetreferences`, { name: "Filed Codes", sourceSheetId: outside.id, startColumnId: codes, endColumnId: codes });
+    let outside: SimSheetView;
+    let productFolderId: number | undefined;
+    if (edit === "referenceShared") {
+        const filing = view.sheets.find((sheet) => sheet.folderId !== view.templateFolderId && sheet.name === "Filing Index");
+        if (!filing) throw new Error("the simulator has no Filing Index sheet outside the template");
+        outside = filing;
+    } else {
+        const line = view.folders.find((folder) => folder.parentId === view.productsFolderId && folder.name === "Industrial");
+        if (!line) throw new Error("the simulator has no Industrial product-line folder");
+        const specifications = view.sheets.find((sheet) => sheet.folderId === view.templateFolderId && sheet.name === "Specifications");
+        if (!specifications) throw new Error("the template has no sheet \"Specifications\"");
+        const folder = await stack.smartsheet<{ result: { id: number } }>("POST", `folders/${line.id}/folders`, { name: EARLIER_PRODUCT });
+        productFolderId = folder.result.id;
+        // Noted before the copy: a folder of the harness is never an orphan, whatever becomes of the copy.
+        context.outsideReferences.push({ variant: "otherProduct", sourceSheetId: 0, productFolderId });
+        const copy = await stack.smartsheet<{ result: { id: number } }>("POST", `sheets/${specifications.id}/copy?include=data`, {
+            destinationType: "folder",
+            destinationId: productFolderId,
+            newName: `${EARLIER_PRODUCT} - Specifications`,
+        });
+        outside = sheetOf(await context.simView(), copy.result.id);
+    }
+    const column = outside.columns[0]!.id;
+    await stack.smartsheet("POST", `sheets/${holder.id}/crosssheetreferences`, { name: OUTSIDE_REFERENCE.name, sourceSheetId: outside.id, startColumnId: column, endColumnId: column });
+    const made = { variant: edit === "referenceShared" ? ("shared" as const) : ("otherProduct" as const), sourceSheetId: outside.id, ...(productFolderId ? { productFolderId } : {}) };
+    const noted = context.outsideReferences.findIndex((reference) => reference.productFolderId !== undefined && reference.productFolderId === productFolderId);
+    if (noted >= 0) context.outsideReferences[noted] = made;
+    else context.outsideReferences.push(made);
     const row = holder.rows[0];
     if (!row) throw new Error(`the ${holder.name} template sheet has no rows`);
-    await stack.smartsheet("PUT", `sheets/${holder.id}/rows`, [{ id: row.id, cells: [{ columnId: columnId(holder, "Mitigation"), formula: "=COUNT({Filed Codes})" }] }]);
-    return `${holder.name} now references ${outside.name}, outside the template`;
+    await stack.smartsheet("PUT", `sheets/${holder.id}/rows`, [
+        { id: row.id, cells: [{ columnId: columnId(holder, OUTSIDE_REFERENCE.column), formula: `=COUNT({${OUTSIDE_REFERENCE.name}})` }] },
+    ]);
+    return `${holder.name} now references "${outside.name}" (${outside.id}), ${edit === "referenceShared" ? "a shared sheet" : "a sheet of an earlier product"}`;
 }
+
+/** The earlier product a template was built from (its code is the Filing Index's seeded row). */
+const EARLIER_PRODUCT = "IND-0999 Legacy Pump";
 
 function sheetOf(view: SimView, id: number): SimSheetView {
     const sheet = view.sheets.find((candidate) => candidate.id === id);

@@ -1,6 +1,7 @@
 import { TableClient } from "@azure/data-tables";
 import { z } from "zod";
 import { expectedNames } from "./composedNames";
+import { RAW_CONTROL } from "./inert";
 import { FORGED_LINE_MARKER } from "./plan";
 
 /**
@@ -58,8 +59,10 @@ export interface AuditInput {
     /** Each app token's limit: no rolling window of its calls in the simulator's log may hold more. */
     rateLimit?: { requests: number; windowMs: number; tokens: readonly string[] };
     outputs?: readonly AuditedOutput[];
-    /** A host's clock was off by more than the app allows: some host log line must warn of the skew, with its figure. */
-    skewBeyondAllowanceMs?: number;
+    /** A host's clock was off by more than the app allows: that host's log (`source`) must warn of it, with its figure. */
+    skewedHost?: { source: string; offsetMs: number };
+    /** Template references outside the template the plan made: to a shared sheet, or to a sheet of an earlier product. */
+    outsideReferences?: ReadonlyArray<{ variant: "shared" | "otherProduct"; name: string; sourceSheetId: number; productFolderId?: number }>;
     approvals?: ApprovalSnapshot;
 }
 
@@ -85,7 +88,7 @@ const SimSheet = z.object({
         z.object({ title: z.string(), objectValue: z.unknown().optional(), displayValue: z.string().optional(), formula: z.string().optional() }),
     ),
 });
-type SimSheet = z.infer<typeof SimSheet>;
+export type SimSheet = z.infer<typeof SimSheet>;
 const SimState = z.object({
     intakeSheetId: Id,
     templateFolderId: Id,
@@ -94,7 +97,7 @@ const SimState = z.object({
     folders: z.array(z.object({ id: Id, name: z.string(), parentId: Id.nullable() })),
     sheets: z.array(SimSheet),
 });
-type SimState = z.infer<typeof SimState>;
+export type SimState = z.infer<typeof SimState>;
 
 const JobEntity = z.object({
     partitionKey: z.string(),
@@ -110,15 +113,14 @@ const JobEntity = z.object({
 });
 type JobEntity = z.infer<typeof JobEntity>;
 
+const RowRefusedAlert = z.object({ event: z.literal("intake.rowRefused"), intakeRowId: z.union([z.string(), z.number()]) });
 const ParkAlert = z.object({ event: z.literal("job.parked"), jobKey: z.string(), parkedAt: z.string().optional() });
 const CallLog = z.object({ log: z.array(z.object({ at: z.string(), token: z.string().optional(), op: z.string() })) });
 
-/**
- * Characters no terminal or log line may receive from customer text: C0 and C1 controls (ESC,
- * BEL, CR…; tab allowed), bidi controls, zero-width and other invisible format characters. A zero
- * width joiner between two pictographs (👩‍🔬) is part of an emoji, not hidden text.
- */
-const RAW_CONTROL = /[\u0000-\u0008\u000A-\u001F\u007F-\u009F\u061C\u200B\u200C\u200E\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF]|(?<!\p{Extended_Pictographic}\uFE0F?)\u200D|\u200D(?!\p{Extended_Pictographic})/u;
+/** The simulator's state as the auditor reads it (`GET /__sim/state`). */
+export async function readWorld(simAdminUrl: string): Promise<World> {
+    return new World(SimState.parse(await (await fetch(new URL("state", simAdminUrl))).json()));
+}
 
 export async function audit(input: AuditInput): Promise<AuditResult> {
     const state = SimState.parse(await (await fetch(new URL("state", input.simAdminUrl))).json());
@@ -127,14 +129,17 @@ export async function audit(input: AuditInput): Promise<AuditResult> {
     const found = (category: FindingCategory, subject: string, detail: string) => findings.push({ category, subject, detail });
     if (input.rateLimit) await checkRateWindows(input.simAdminUrl, input.rateLimit, found);
     for (const output of input.outputs ?? []) checkInert(output, found);
-    if (input.skewBeyondAllowanceMs !== undefined) checkSkewWarned(input.skewBeyondAllowanceMs, input.outputs ?? [], found);
+    if (input.skewedHost) checkSkewWarned(input.skewedHost, input.outputs ?? [], found);
     if (input.approvals) checkApprovalsAnswered(input.approvals, input.requests, found);
     checkAlertsPerParking(input.alerts, found);
     const world = new World(state);
+    checkLockedRows(world, state.intakeSheetId, input.requests, jobs, input.alerts, input.outputs ?? [], found);
     const templates = world.sheetsIn(state.templateFolderId);
     const templateNames = templates.map((sheet) => sheet.name);
     const states = { done: 0, parked: 0, rejected: 0, open: 0 };
 
+    const harnessFolders = new Set((input.outsideReferences ?? []).flatMap((reference) => (reference.productFolderId ? [reference.productFolderId] : [])));
+    const shared = (input.outsideReferences ?? []).filter((reference) => reference.variant === "shared");
     const jobsByRow = new Map(jobs.map((job) => [Number(job.rowKey), job]));
     for (const request of input.requests) {
         const job = jobsByRow.get(request.rowId);
@@ -168,6 +173,12 @@ export async function audit(input: AuditInput): Promise<AuditResult> {
         }
         states[job.state] += 1;
         if (job.state === "parked") checkParking(job, key, input.alerts, subject, found);
+        for (const reference of shared) {
+            // A formula using a shared sheet is allowed: parking a job for it is a finding.
+            if (job.state === "parked" && (job.parkReason ?? "").includes(`{${reference.name}}`)) {
+                found("invariantFailures", subject, `parked for {${reference.name}}, a reference to a shared sheet outside the template, which a product may use: ${job.parkReason}`);
+            }
+        }
         if (job.state === "rejected") continue;
         const line = world.lineFolder(state.productsFolderId, job.productLine);
         if (!line) {
@@ -187,12 +198,14 @@ export async function audit(input: AuditInput): Promise<AuditResult> {
         const filed = world.filingRows(state.filingIndexSheetId, job.productCode).length;
         if (filed > 1) found("duplicates", subject, `${filed} Filing Index rows for ${job.productCode}`);
         if (job.state === "done") checkDoneProduct(world, state, job, names, templates, folders, subject, found);
+        if (job.state === "done" && folders[0]) checkSharedReferencesKept(world, folders[0].id, names, shared, subject, found);
     }
 
     for (const line of world.foldersIn(state.productsFolderId)) {
         for (const sheet of world.sheetsIn(line.id)) found("orphans", line.name, `sheet "${sheet.name}" (${sheet.id}) directly in the line folder`);
         for (const folder of world.foldersIn(line.id)) {
             const names = owned.get(folder.id);
+            if (harnessFolders.has(folder.id)) continue;
             if (!names) {
                 found("orphans", line.name, `folder "${folder.name}" (${folder.id}) belongs to no job`);
                 continue;
@@ -256,8 +269,14 @@ function checkDoneProduct(
     }
 }
 
-/** Every `{Reference}` in the sheet's cell, column and summary formulas must lead to one of `own`. */
-function foreignFormulas(sheet: SimSheet, own: ReadonlySet<number>, world: World): string[] {
+/**
+ * Where a done product's formulas may reach (the app's designed rule, recomputed from the
+ * simulator's state): its own sheets, or a shared sheet — one outside both the template folder and
+ * the products folder tree (the Filing Index, say). Never a template sheet, never a sheet of another
+ * product, never a sheet that is gone. Only references a formula uses count: Smartsheet cannot
+ * delete a reference, and a copy keeps the template's unused ones.
+ */
+export function foreignFormulas(sheet: SimSheet, own: ReadonlySet<number>, world: World): string[] {
     const formulas = [
         ...sheet.columns.flatMap((column) => (column.formula ? [column.formula] : [])),
         ...sheet.rows.flatMap((row) => row.cells.flatMap((cell) => (cell.formula ? [cell.formula] : []))),
@@ -267,14 +286,42 @@ function foreignFormulas(sheet: SimSheet, own: ReadonlySet<number>, world: World
     for (const formula of formulas) {
         for (const [, name] of formula.matchAll(/\{([^}]+)\}/g)) {
             const reference = sheet.crossSheetReferences.find((candidate) => candidate.name === name);
-            if (!reference) problems.add(`"${sheet.name}": formula ${formula} uses {${name}}, which is no reference of the sheet`);
-            else if (!own.has(reference.sourceSheetId)) {
-                const source = world.sheet(reference.sourceSheetId);
-                problems.add(`"${sheet.name}": {${name}} points at "${source?.name ?? "a deleted sheet"}" (${reference.sourceSheetId}), not at the product's own sheets`);
+            if (!reference) {
+                problems.add(`"${sheet.name}": formula ${formula} uses {${name}}, which is no reference of the sheet`);
+                continue;
             }
+            if (own.has(reference.sourceSheetId)) continue;
+            const source = world.sheet(reference.sourceSheetId);
+            const where = !source
+                ? "a sheet that no longer exists"
+                : world.inTree(source.folderId, world.templateFolderId)
+                  ? "a template sheet"
+                  : world.inTree(source.folderId, world.productsFolderId)
+                    ? "a sheet of another product"
+                    : undefined;
+            if (where) problems.add(`"${sheet.name}": formula ${formula} uses {${name}}, which points at "${source?.name ?? "?"}" (${reference.sourceSheetId}), ${where}, not at the product's own sheets or a shared sheet`);
         }
     }
     return [...problems];
+}
+
+/** A done product copied after a reference to a shared sheet was added keeps it as it was: pointing at that sheet. */
+function checkSharedReferencesKept(
+    world: World,
+    folderId: number,
+    names: ReturnType<typeof expectedNames>,
+    shared: NonNullable<AuditInput["outsideReferences"]>,
+    subject: string,
+    found: Found,
+): void {
+    for (const reference of shared) {
+        for (const sheet of world.sheetsIn(folderId).filter((candidate) => [...names.sheets.values()].includes(candidate.name))) {
+            const kept = sheet.crossSheetReferences.find((candidate) => candidate.name === reference.name);
+            if (kept && kept.sourceSheetId !== reference.sourceSheetId) {
+                found("invariantFailures", subject, `"${sheet.name}": {${reference.name}} points at sheet ${kept.sourceSheetId}, no longer at the shared sheet ${reference.sourceSheetId} the template points it at`);
+            }
+        }
+    }
 }
 
 /** No rolling window of one token's calls holds more than the limit (the simulator's log: every call, refused ones too). */
@@ -304,10 +351,64 @@ function checkInert(output: AuditedOutput, found: Found): void {
     for (const line of forged.slice(0, 3)) found("invariantFailures", output.source, `prints a line forged by a newline in customer text: ${JSON.stringify(line.slice(0, 200))}`);
 }
 
-function checkSkewWarned(offsetMs: number, outputs: readonly AuditedOutput[], found: Found): void {
-    // A word "skew", not the setting MAX_CLOCK_SKEW_SECONDS a host may print among its settings.
-    const warned = outputs.some((output) => output.text.split("\n").some((line) => /\bskew(ed)?\b/i.test(line) && /\d/.test(line)));
-    if (!warned) found("silent", "clock skew", `a host's clock was ${offsetMs} ms off, beyond the allowance, and no log line warned of the skew with its figure`);
+/**
+ * The skewed host itself warns that its clock is off the storage service's, in the direction and
+ * by about the figure it was set off by (within the estimate's ± and a quarter second). Another
+ * host's line, or a line without the figure, is not the warning.
+ */
+function checkSkewWarned(skewed: NonNullable<AuditInput["skewedHost"]>, outputs: readonly AuditedOutput[], found: Found): void {
+    const direction = skewed.offsetMs > 0 ? "ahead of" : "behind";
+    const lines = outputs.filter((output) => output.source === skewed.source).flatMap((output) => output.text.split("\n"));
+    const figures = lines.flatMap((line) => {
+        const match = /this instance's clock is (\d+(?:\.\d+)?) s (ahead of|behind) the storage service's \(±(\d+(?:\.\d+)?) s/.exec(line);
+        return match ? [{ seconds: Number(match[1]), direction: match[2], uncertainty: Number(match[3]) }] : [];
+    });
+    const right = figures.some((figure) => figure.direction === direction && Math.abs(figure.seconds * 1000 - Math.abs(skewed.offsetMs)) <= figure.uncertainty * 1000 + 250);
+    if (!right) {
+        const seen = figures.map((figure) => `${figure.seconds} s ${figure.direction} (±${figure.uncertainty} s)`).join(", ");
+        found("silent", "clock skew", `${skewed.source.replace(/ log$/, "")}'s clock was ${skewed.offsetMs} ms off, beyond the allowance, and its log never warned "this instance's clock is ${(Math.abs(skewed.offsetMs) / 1000).toFixed(2)} s ${direction} the storage service's"${seen ? ` (it said: ${seen})` : ""}`);
+    }
+}
+
+/**
+ * A locked row the app needed to write (it refused a status, or its job at rest owes one it does
+ * not show) is named to ops exactly once: one `intake.rowRefused` alert for it. None is allowed only
+ * when the host logged that the alert did not go through (the webhook failed; the next refusal,
+ * after the back-off, sends it); two are a duplicate.
+ */
+function checkLockedRows(
+    world: World,
+    intakeSheetId: number,
+    requests: readonly AuditedRequest[],
+    jobs: readonly JobEntity[],
+    alerts: readonly unknown[],
+    outputs: readonly AuditedOutput[],
+    found: Found,
+): void {
+    const logLines = outputs.filter((output) => / log$/.test(output.source)).flatMap((output) => output.text.split("\n"));
+    const intake = world.sheet(intakeSheetId);
+    const statusColumn = intake?.columns.find((column) => column.title === "Status");
+    for (const request of requests.filter((candidate) => candidate.locked)) {
+        const job = jobs.find((candidate) => Number(candidate.rowKey) === request.rowId);
+        const row = intake?.rows.find((candidate) => candidate.id === request.rowId);
+        const status = row && statusColumn ? cellText(row, statusColumn.id) : "";
+        const owed = job && { done: /^Done$/, rejected: /^Rejected — ./, parked: /^Stalled — ./ }[job.state as "done" | "rejected" | "parked"];
+        const refusedLine = logLines.some((line) => line.includes(`intake row ${request.rowId} of site `) && line.includes(" refused "));
+        const owesUnwritten = owed !== undefined && !owed.test(status);
+        const count = alerts.filter((alert) => {
+            const parsed = RowRefusedAlert.safeParse(alert);
+            return parsed.success && Number(parsed.data.intakeRowId) === request.rowId;
+        }).length;
+        if (count > 1) found("duplicates", request.code, `${count} intake.rowRefused alerts for locked intake row ${request.rowId}`);
+        if (count === 0 && (refusedLine || owesUnwritten)) {
+            const undelivered = logLines.some((line) => line.includes(`the alert that intake row ${request.rowId} refused its status did not go through`));
+            if (!undelivered) {
+                const why = refusedLine ? "the host logged its refusal" : `its job is ${job!.state} and the row shows ${JSON.stringify(status)}`;
+                found("silent", request.code, `locked intake row ${request.rowId} needed a status (${why}), and no intake.rowRefused alert named it`);
+            }
+        }
+        if (!refusedLine && (owesUnwritten || count > 0)) found("silent", request.code, `locked intake row ${request.rowId} ${count > 0 ? "was alerted" : "owes a status"}, but no host log line names its refusal`);
+    }
 }
 
 /** One sweep interval after a sweep, every approved request has a job or says `Rejected — reason`: a wedged sweep shows here. */
@@ -386,8 +487,26 @@ function cellText(row: { cells: ReadonlyArray<{ columnId: number; value?: unknow
 }
 
 /** Lookups over the simulator's state. */
-class World {
+export class World {
     constructor(private readonly state: SimState) {}
+
+    get templateFolderId(): number {
+        return this.state.templateFolderId;
+    }
+
+    get productsFolderId(): number {
+        return this.state.productsFolderId;
+    }
+
+    /** Whether folder `folderId` is `rootId` or inside it. */
+    inTree(folderId: number, rootId: number): boolean {
+        const seen = new Set<number>();
+        for (let id: number | null = folderId; id !== null && !seen.has(id); id = this.state.folders.find((folder) => folder.id === id)?.parentId ?? null) {
+            if (id === rootId) return true;
+            seen.add(id);
+        }
+        return false;
+    }
 
     foldersIn(parentId: number) {
         return this.state.folders.filter((folder) => folder.parentId === parentId);

@@ -27,8 +27,17 @@ export type PersonAction =
     | { kind: "typeStatus"; product: number; text: string }
     | { kind: "editTemplate"; edit: TemplateEdit };
 
-/** `referenceOutside`: a template sheet gets its only reference, to a sheet outside the template folder, and a formula using it. */
-export type TemplateEdit = "addReferenceAndFormula" | "insertRows" | "referenceOutside";
+/**
+ * `referenceShared` and `referenceOtherProduct`: a template sheet (Risk Register) gets its only
+ * reference, to a sheet outside the template folder, and a formula using it — a shared sheet (the
+ * Filing Index: allowed, the product ends done with it intact) or a sheet of a product already
+ * made (as when a template was built from a product: a product copied after it must park, or end
+ * with no formula reaching another product).
+ */
+export type TemplateEdit = "addReferenceAndFormula" | "insertRows" | "referenceShared" | "referenceOtherProduct";
+
+/** What a template reference outside the template is called, and the sheet it holds it on. */
+export const OUTSIDE_REFERENCE = { holder: "Risk Register", name: "Filed Codes", column: "Mitigation" } as const;
 
 export type Action =
     | { kind: "sweep"; overlapping: boolean }
@@ -135,7 +144,7 @@ export function planSchedule(seed: number, options: PlanOptions): Plan {
     if (random.chance(0.2)) add({ kind: "editProductName", product: random.pick(valid), name: random.pick(NAMES) });
     if (random.chance(0.15)) add({ kind: "untickApproved", product: random.pick(valid) });
     if (random.chance(0.2)) add({ kind: "typeStatus", product: random.pick(valid), text: random.pick(TYPED_STATUSES) });
-    if (random.chance(0.2)) add({ kind: "editTemplate", edit: random.pick(["addReferenceAndFormula", "insertRows", "referenceOutside"] as const) });
+    if (random.chance(0.2)) add({ kind: "editTemplate", edit: random.pick(["addReferenceAndFormula", "insertRows", "referenceShared", "referenceOtherProduct"] as const) });
     if (random.chance(0.15)) add({ kind: "lockIntakeRow", product: random.pick(valid) });
     if (random.chance(0.2)) add({ kind: "webhookFault", mode: random.pick(["hang", "error5xx"] as const), forMs: random.int(1_000, 5_000) });
     if (random.chance(0.15)) add({ kind: "failStatusReads", product: random.pick(valid) });

@@ -1,4 +1,5 @@
 import { FINDING_CATEGORIES, type FindingCategory } from "./auditor";
+import { inert } from "./inert";
 import { summarisePlan } from "./plan";
 import type { ScheduleOutcome } from "./runSchedule";
 
@@ -36,17 +37,25 @@ export function failed(totals: Totals): boolean {
     return totals.harnessErrors > 0 || FINDING_CATEGORIES.some((category) => totals[category] > 0);
 }
 
-/** One readable line per schedule; on failure the plan, what the auditor found, and how to replay it. */
+/**
+ * One readable line per schedule; on failure the plan, what the auditor found, and how to replay it.
+ * Every line is inert: host log lines, customer codes and names (in findings, the plan, the journal)
+ * print their control, bidi and invisible characters as visible escapes, and one line stays one line.
+ */
 export function describeOutcome(index: number, outcome: ScheduleOutcome, products: number): string {
+    return outcomeLines(index, outcome, products).map(inert).join("\n");
+}
+
+function outcomeLines(index: number, outcome: ScheduleOutcome, products: number): string[] {
     const seed = outcome.plan.seed;
     const head = `schedule ${index} seed ${seed} (${outcome.seconds.toFixed(1)} s) ${summarisePlan(outcome.plan)}`;
     const replay = `replay: npm run chaos -- --seed ${seed} --schedules 1 --products ${products}`;
     if (outcome.kind === "harnessError") {
-        return [`${head} — HARNESS ERROR: ${outcome.error}`, `  ${replay}`, `  journal:`, ...outcome.journal.map((line) => `    ${line}`)].join("\n");
+        return [`${head} — HARNESS ERROR: ${outcome.error}`, `  ${replay}`, `  journal:`, ...outcome.journal.map((line) => `    ${line}`)];
     }
     const { states, findings } = outcome.result;
     const tally = `done ${states.done}, parked ${states.parked}, rejected ${states.rejected}`;
-    if (findings.length === 0) return `${head} — ok (${tally})`;
+    if (findings.length === 0) return [`${head} — ok (${tally})`];
     return [
         `${head} — FAIL (${tally}; ${findings.length} findings)`,
         ...findings.map((finding) => `  [${finding.category}] ${finding.subject}: ${finding.detail}`),
@@ -56,5 +65,5 @@ export function describeOutcome(index: number, outcome: ScheduleOutcome, product
         ...outcome.journal.map((line) => `    ${line}`),
         `  host log (transitions and errors):`,
         ...outcome.hostLog.filter((line) => /→|error|warn|park/i.test(line)).slice(-60).map((line) => `    ${line}`),
-    ].join("\n");
+    ];
 }

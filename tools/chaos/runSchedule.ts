@@ -4,7 +4,8 @@ import { TableClient } from "@azure/data-tables";
 import { perform, ScheduleContext, seedIntake, sleep } from "./actions";
 import { audit, type ApprovalSnapshot, type AuditedOutput, type AuditResult } from "./auditor";
 import { APP_DIR, HarnessError } from "./hostProcess";
-import { MAX_CLOCK_SKEW_MS, type Plan } from "./plan";
+import { MAX_CLOCK_SKEW_MS, OUTSIDE_REFERENCE, type Plan } from "./plan";
+import { LIST_MARKER } from "./jobsCliListsMarker";
 import { FUNCTION_KEY, ScheduleStack } from "./stack";
 
 /** After the plan: sweep and reaper runs, then this long at most for every job to come to rest. */
@@ -17,7 +18,7 @@ const SWEEPS_FOR_A_WAITING_REQUEST = 3;
 const RATE_LIMIT_BACKOFF_MS = 2_000;
 /** One sweep interval in compressed time: a sweep ends within functionTimeout (4 s), so by then every approval is answered. */
 const SWEEP_INTERVAL_MS = 4_000;
-const JOBS_CLI = path.join(APP_DIR, "dist", "tools", "jobs-cli", "main.js");
+const JOBS_CLI_LISTS = path.join(APP_DIR, "dist", "tools", "chaos", "jobsCliLists.js");
 /** The states whose jobs carry customer text the CLI prints (active jobs are listed without --state). */
 const CLI_LISTS = [[], ["--state", "rejected"], ["--state", "parked"], ["--state", "done"]] as const;
 
@@ -44,6 +45,7 @@ export async function runSchedule(plan: Plan, sharedStorage: string): Promise<Sc
         schedule.note("faults cleared (locked rows and unreadable statuses stay)");
         running.ensureHealthy();
         const approvals = await comeToRest(schedule, lateWritesLandBy(plan, Date.now(), await lastRateLimitAt(running)));
+        if (schedule.lockedRows.size > 0) await sweepOwedStatuses(schedule);
         const outputs = [...(await jobsCliOutputs(running)), ...running.hosts.map((host, index) => ({ source: `host ${index + 1} log`, text: host.allLines.join("\n") }))];
         const skewMs = plan.peer?.clockOffsetMs ?? 0;
         const result = await audit({
@@ -63,13 +65,14 @@ export async function runSchedule(plan: Plan, sharedStorage: string): Promise<Sc
                 };
             }),
             alerts: running.alerts,
-            permanentFaultsPlanned: plan.steps.some(
-                ({ action }) =>
-                    (action.kind === "faults" && action.rules.some((rule) => rule.kind === "error1004")) || (action.kind === "editTemplate" && action.edit === "referenceOutside"),
-            ),
+            // A template formula reaching an earlier product's sheet parks every product copied after it, rightly.
+            permanentFaultsPlanned:
+                plan.steps.some(({ action }) => action.kind === "faults" && action.rules.some((rule) => rule.kind === "error1004")) ||
+                schedule.outsideReferences.some((reference) => reference.variant === "otherProduct"),
+            outsideReferences: schedule.outsideReferences.map((reference) => ({ ...reference, name: OUTSIDE_REFERENCE.name })),
             rateLimit: { ...running.rateLimit, tokens: [running.appToken] },
             outputs,
-            ...(Math.abs(skewMs) > MAX_CLOCK_SKEW_MS ? { skewBeyondAllowanceMs: skewMs } : {}),
+            ...(running.peer && Math.abs(skewMs) > MAX_CLOCK_SKEW_MS ? { skewedHost: { source: `host ${running.hosts.indexOf(running.peer) + 1} log`, offsetMs: skewMs } } : {}),
             ...(approvals ? { approvals } : {}),
         });
         const hostLog = running.hosts.flatMap((host, index) => host.logs.map((line) => (running.peer ? `[host ${index + 1}] ${line}` : line)));
@@ -120,7 +123,9 @@ async function lastRateLimitAt(stack: ScheduleStack): Promise<number | undefined
 async function comeToRest(context: ScheduleContext, lateWritesBy: number): Promise<ApprovalSnapshot | undefined> {
     const { stack } = context;
     for (let round = 0; round < 3; round += 1) {
-        await Promise.all([stack.host.fire("intakeSweep"), stack.host.fire("reaper")]).catch((error: Error) => context.note(`endgame fire failed: ${error.message}`));
+        // The second host sweeps too (first round): a host whose clock is off spends budget, reads the storage clock and warns.
+        const sweepers = round === 0 ? stack.hosts : [stack.host];
+        await Promise.all([...sweepers.map((host) => host.fire("intakeSweep")), stack.host.fire("reaper")]).catch((error: Error) => context.note(`endgame fire failed: ${error.message}`));
         await sleep(700);
     }
     const jobs = TableClient.fromConnectionString(stack.storageConnectionString, stack.jobsTable, { allowInsecureConnection: true });
@@ -174,20 +179,43 @@ async function comeToRest(context: ScheduleContext, lateWritesBy: number): Promi
     return approvals;
 }
 
-/** What `npm run jobs -- list` prints to the ops person's terminal for the schedule's jobs, raw. */
+/**
+ * A status a locked row refused at a job's last step (`Done` after the lock) is the sweep's to
+ * write again, and to name to ops: in production the timer sweeps after the job came to rest, so
+ * the harness sweeps once more then, and waits for Smartsheet and the webhook to be quiet.
+ */
+async function sweepOwedStatuses(context: ScheduleContext): Promise<void> {
+    const { stack } = context;
+    await stack.host.fire("intakeSweep").catch((error: Error) => context.note(`locked-row sweep failed to fire: ${error.message}`));
+    const deadline = Date.now() + 10_000;
+    let last = -1;
+    let quietSince = Date.now();
+    while (Date.now() < deadline) {
+        await sleep(300);
+        const calls = ((await stack.simAdmin("GET", "calls")) as { total: number }).total + stack.webhook.attempts;
+        if (calls !== last) [last, quietSince] = [calls, Date.now()];
+        else if (Date.now() - quietSince >= QUIET_MS) break;
+    }
+    context.note("swept once more after rest, for statuses locked rows refused");
+}
+
+/**
+ * What `npm run jobs -- list` prints to the ops person's terminal for the schedule's jobs, raw:
+ * every list in one child process (`jobsCliLists`), one Node start per schedule rather than four.
+ */
 async function jobsCliOutputs(stack: ScheduleStack): Promise<AuditedOutput[]> {
-    return Promise.all(
-        CLI_LISTS.map(
-            (args) =>
-                new Promise<AuditedOutput>((resolve) => {
-                    const command = ["list", ...args, "--url", stack.host.url, "--key", FUNCTION_KEY];
-                    execFile(process.execPath, [JOBS_CLI, ...command], { timeout: 20_000, encoding: "utf8" }, (error, stdout, stderr) => {
-                        const failure = error && error.code !== 0 ? `\n(jobs ${command.slice(0, 3).join(" ")} failed: ${error.message.split("\n")[0]})` : "";
-                        resolve({ source: `npm run jobs -- list ${args.join(" ")}`.trimEnd(), text: `${stdout}${stderr}${failure}` });
-                    });
-                }),
+    const lists = CLI_LISTS.map((args) => ["list", ...args, "--url", stack.host.url, "--key", FUNCTION_KEY]);
+    const { stdout, failure } = await new Promise<{ stdout: string; failure: string }>((resolve) =>
+        execFile(process.execPath, [JOBS_CLI_LISTS, JSON.stringify(lists)], { timeout: 30_000, encoding: "utf8" }, (error, stdout, stderr) =>
+            resolve({ stdout, failure: error ? `${stderr}\n(the jobs lists failed: ${error.message.split("\n")[0]})` : stderr }),
         ),
     );
+    const parts = stdout.split(LIST_MARKER).slice(1);
+    return CLI_LISTS.map((args, index) => {
+        const part = parts.find((candidate) => candidate.startsWith(`${index}\n`));
+        const text = part === undefined ? `(no output for this list)${failure ? `\n${failure}` : ""}` : part.slice(`${index}\n`.length);
+        return { source: `npm run jobs -- list ${args.join(" ")}`.trimEnd(), text: index === CLI_LISTS.length - 1 && failure ? `${text}\n${failure}` : text };
+    });
 }
 
 /**

@@ -1,0 +1,31 @@
+import { expect, it } from "vitest";
+import { describeOutcome } from "../../tools/chaos/report";
+import { inert, RAW_CONTROL } from "../../tools/chaos/inert";
+import { HOSTILE_FRAGMENTS, planSchedule } from "../../tools/chaos/plan";
+
+it("prints a failing schedule's findings, plan, journal and host log inert: no raw control, bidi or invisible character, no forged line", () => {
+    const plan = planSchedule(1, { products: 2 });
+    plan.products[0] = { ...plan.products[0]!, name: `Pump${HOSTILE_FRAGMENTS.join("")}` };
+    const text = describeOutcome(
+        0,
+        {
+            kind: "audited",
+            plan,
+            result: { findings: [{ category: "silent", subject: `IND-1${HOSTILE_FRAGMENTS[0]}`, detail: `said ${HOSTILE_FRAGMENTS[2]}` }], states: { done: 0, parked: 1, rejected: 0, open: 0 } },
+            journal: [`+1ms typeStatus: failed (${HOSTILE_FRAGMENTS[4]})`],
+            hostLog: [`[host 1] job 1-2 new → queued (IND-1 Pump${HOSTILE_FRAGMENTS[1]}${HOSTILE_FRAGMENTS[5]})`],
+            seconds: 1,
+        },
+        2,
+    );
+    const lines = text.split("\n");
+    expect(lines.filter((line) => RAW_CONTROL.test(line))).toEqual([]);
+    expect(lines.filter((line) => line.trimStart().startsWith("FORGED-LINE"))).toEqual([]);
+    expect(text).toContain("\\u{1B}]0;pwned\\u{7}");
+    expect(text).toContain("\\u{202E}gnp.exe");
+});
+
+it("keeps emoji with their joiners and tabs, and escapes a lone joiner", () => {
+    expect(inert("Field Lab 👩‍🔬\tok")).toBe("Field Lab 👩‍🔬\tok");
+    expect(inert("Zero\u200DWidth\u200B")).toBe("Zero\\u{200D}Width\\u{200B}");
+});
