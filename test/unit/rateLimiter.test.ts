@@ -7,7 +7,7 @@ import {
     type RequestBudget,
 } from "../../src/shared/smartsheet/RateLimiter";
 import { grantsSeenFrom, SLICES_PER_WINDOW, SLICES_SHARING_THE_LIMIT, sliceBudget, sliceCap } from "../../src/shared/smartsheet/SharedTokenBudget";
-import { StorageClockEstimate } from "../../src/shared/smartsheet/storageClock";
+import { clockOffBeyond, StorageClockEstimate } from "../../src/shared/smartsheet/storageClock";
 
 /** A clock whose sleeps advance time instantly and are recorded. */
 function fakeClock(): Clock & { slept: number[] } {
@@ -255,5 +255,19 @@ describe("StorageClockEstimate", () => {
         // Our clock is stepped 3 s forward: the quick bound no longer holds, the first answer since replaces it.
         estimate.observe(3_700, 3_760, { earliest: 1_730, latest: 1_730 });
         expect(estimate.current()).toEqual({ offsetMs: -2_000, uncertaintyMs: 30 });
+    });
+
+    it("regression chaos seed 9191 in-sync host warned of its own clock: an offset within its own uncertainty of the allowance is no finding", () => {
+        // The chaos run's tight limit: 15 s windows, 0.375 s slices, an allowance of half a slice.
+        const allowanceMs = 187.5;
+        // Only Date headers (whole seconds) seen: 0.32 s ± 0.54 s cannot be told apart from 0.
+        const dateHeadersOnly = new StorageClockEstimate();
+        dateHeadersOnly.observe(10_000, 10_050, { earliest: 10_000, latest: 10_999 });
+        expect(dateHeadersOnly.current()!.uncertaintyMs).toBeGreaterThan(500);
+        expect(clockOffBeyond(dateHeadersOnly.current()!, allowanceMs)).toBe(false);
+        expect(clockOffBeyond({ offsetMs: 320, uncertaintyMs: 540 }, allowanceMs)).toBe(false);
+        expect(clockOffBeyond({ offsetMs: -340, uncertaintyMs: 540 }, allowanceMs)).toBe(false);
+        expect(clockOffBeyond({ offsetMs: 1_000, uncertaintyMs: 10 }, allowanceMs)).toBe(true);
+        expect(clockOffBeyond({ offsetMs: -1_500, uncertaintyMs: 540 }, allowanceMs)).toBe(true);
     });
 });

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { systemClock, type BudgetAnswer, type Clock, type RequestBudget } from "./RateLimiter";
-import { StorageClockEstimate, type StorageTime } from "./storageClock";
+import { clockOffBeyond, StorageClockEstimate, type StorageTime } from "./storageClock";
 
 /**
  * A window is cut into this many slices; a lease is good only in the slice it was taken for.
@@ -414,9 +414,10 @@ export class SharedTokenBudget implements RequestBudget {
 
     private observeStorageTime(sentAt: number, answeredAt: number, time: StorageTime): void {
         this.storageClock.observe(sentAt, answeredAt, time);
-        const { offsetMs, uncertaintyMs } = this.storageClock.current()!;
+        const offset = this.storageClock.current()!;
+        const { offsetMs, uncertaintyMs } = offset;
         const allowanceMs = this.sliceMs / 2;
-        if (Math.abs(offsetMs) <= allowanceMs) return;
+        if (!clockOffBeyond(offset, allowanceMs)) return;
         if (this.ownClockWarned !== undefined && Math.abs(offsetMs - this.ownClockWarned) <= allowanceMs) return;
         this.ownClockWarned = offsetMs;
         this.options.log?.(

@@ -44,3 +44,8 @@ export class StorageClockEstimate {
         return this.best;
     }
 }
+
+/** Whether `offset` is surely beyond `allowanceMs`: a difference the answers cannot tell apart from none is no finding. */
+export function clockOffBeyond(offset: ClockOffset, allowanceMs: number): boolean {
+    return Math.abs(offset.offsetMs) - offset.uncertaintyMs > allowanceMs;
+}
