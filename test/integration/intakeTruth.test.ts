@@ -173,6 +173,29 @@ describe("the intake row tells the truth", () => {
         expect((await deps.jobs.require(key!)).row).toMatchObject({ state: "parked", intakeStatus: "Stalled — the Filing Index is gone" });
     });
 
+    it("regression chaos seed 70073 parked job's Stalled never written: the park step does not fail over it, and the next sweep writes it at any age, once", async () => {
+        const { deps, sim } = harness.current;
+        const sheet = intake(harness.current);
+        await sweepSite(deps, harness.current.site);
+        const [key] = deps.enqueued;
+        const { instanceId, productCode: code } = (await deps.jobs.require(key!)).row;
+        await beginAttempt(deps, { jobKey: key!, instanceId: instanceId!, attempt: 1 });
+        sim.core.setFaults([{ op: "updateRows", kind: "error4002", times: 50 }]);
+        const parked = await parkJob(deps, { jobKey: key!, instanceId: instanceId!, reason: "the Filing Index is gone", stage: "register" });
+        sim.core.setFaults([]);
+        expect(parked).toMatchObject({ outcome: "done", job: { state: "parked" } });
+        expect(sheet.status(code)).toBe("Queued");
+        expect(deps.logs.filter((line) => line.includes(`could not write "Stalled — the Filing Index is gone"`))).toEqual([expect.stringMatching(/the intake sweep writes it$/)]);
+
+        // The routine sweep's read does not bring the row (nothing changed it since): the parked job's owed Stall does.
+        await sweepSite(deps, harness.current.site);
+        expect(sheet.status(code)).toBe("Stalled — the Filing Index is gone");
+        expect((await deps.jobs.require(key!)).row).toMatchObject({ state: "parked", intakeStatus: "Stalled — the Filing Index is gone" });
+        sim.core.resetCalls();
+        await sweepSite(deps, harness.current.site);
+        expect(sim.core.calls().byOperation.updateRows ?? 0).toBe(0);
+    });
+
     it("a late duplicate of an earlier stage's step moves the job back nowhere and writes no earlier status", async () => {
         const { deps } = harness.current;
         const sheet = intake(harness.current);

@@ -202,7 +202,11 @@ async function readSweep(deps: SweepDeps, site: Site, smartsheet: SmartsheetPort
     const retries = await deps.jobs.listIntakeStatusRetriesDue(pk, deps.now());
     invalid.push(...retries.invalid);
     const retriesDue = retries.found.filter((job) => !job.row.intakeRowGoneAt);
-    const unread = [...new Set([...owedDone, ...retriesDue].map((job) => Number(job.row.intakeRowId)))].filter((rowId) => !rows.has(rowId));
+    // So is a parked job's Stalled that its park could not write (a rate limit that outlasted the step's retries).
+    const parked = await deps.jobs.listActive(pk, { states: ["parked"] });
+    invalid.push(...parked.invalid);
+    const owedStalls = parked.found.filter((job) => !job.row.intakeRowGoneAt && job.row.intakeStatus !== owedIntakeStatus(job.row));
+    const unread = [...new Set([...owedDone, ...retriesDue, ...owedStalls].map((job) => Number(job.row.intakeRowId)))].filter((rowId) => !rows.has(rowId));
     for (let start = 0; start < unread.length; start += ROW_IDS_PER_READ) {
         const byId = await smartsheet.getSheet(intakeSheetId, { rowIds: unread.slice(start, start + ROW_IDS_PER_READ) });
         for (const row of byId.rows) rows.set(row.id, readIntakeRow(row, columns));
@@ -210,7 +214,7 @@ async function readSweep(deps: SweepDeps, site: Site, smartsheet: SmartsheetPort
 
     const inHand = [...rows.values()];
     const { approved, unapproved } = rowsWhoseJobIsRead(inHand);
-    const jobs = new Map<number, StoredJob | undefined>(retriesDue.map((job) => [Number(job.row.intakeRowId), job]));
+    const jobs = new Map<number, StoredJob | undefined>([...owedStalls, ...retriesDue].map((job) => [Number(job.row.intakeRowId), job]));
     const readJobs = async (of: readonly IntakeRow[]) => {
         for (const row of of) {
             if (jobs.has(row.rowId)) continue;
@@ -400,6 +404,12 @@ async function writeStatuses(
                 await noteRefusal(deps, site, write, refusal);
             } else {
                 applied.statusesWritten += 1;
+                if (job.row.state === "parked" && job.row.intakeStatus !== write.status) {
+                    // Recorded, so the next sweep does not read the row again for it.
+                    await deps.jobs.update(write.key, (row) => (row.state === "parked" && owedIntakeStatus(row) === write.status ? { ...row, intakeStatus: write.status } : undefined), {
+                        from: JobLife.whileParked.from,
+                    });
+                }
                 if (job.row.intakeStatusRefusal || job.row.intakeStatusRetryAt) {
                     await deps.jobs.update(write.key, (row) => ({ ...row, intakeStatusRefusal: undefined, intakeStatusRetryAt: undefined }), { from: JobState.options });
                     deps.log.info(`job ${formatJobKey(write.key)}: intake row ${write.rowId} took "${write.status}" after ${job.row.intakeStatusRefusal?.refusals ?? 1} refusal(s)`);

@@ -70,8 +70,10 @@ export function parkJob(deps: ProvisioningDeps, input: ParkInput): Promise<StepO
         async (context) => {
             const parked = await context.update((row) => JobLife.park.apply(row, { reason: input.reason, stage: input.stage, now: deps.now().toISOString() }));
             if (!parked.parkAlerted) await tellOpsOfParking(deps, input.jobKey, transitionLine(input.jobKey, "running", "parked", input.reason));
+            // Ops knows already; a Stall Smartsheet will not take now is left to the sweep, which owes it at any age.
             const stalled = await recordIntakeStatus(deps, context, IntakeStatus.stalled(input.reason), {
                 current: (row) => row.state === "parked" && row.parkReason === input.reason,
+                bestEffort: true,
             });
             // An earlier status write that went unanswered (an unpark's In progress) may still land over the Stall.
             const lateUntil = stalled.lateWritesUntil ? Date.parse(stalled.lateWritesUntil) : -Infinity;
@@ -96,6 +98,7 @@ export function confirmStalled(deps: ProvisioningDeps, input: StepInput): Promis
             await recordIntakeStatus(deps, context, IntakeStatus.stalled(parkReason), {
                 current: (row) => row.state === "parked" && row.parkReason === parkReason,
                 lookFirst: true,
+                bestEffort: true,
             });
         },
         { from: JobLife.whileParked.from },
@@ -126,13 +129,14 @@ export function resumeJob(deps: ProvisioningDeps, input: StepInput): Promise<Ste
  * job, none once `current` says the job has moved past it, and one that went unanswered keeps
  * the product open for the late-write horizon (it could land over a later status). A row that
  * cannot be written (deleted, locked, no permission) stops nothing: the job goes on, the row
- * records why, and ops gets an error line.
+ * records why, and ops gets an error line. `bestEffort`: so does any other Smartsheet failure
+ * (a parked job's Stall, which the intake sweep owes at any age).
  */
 async function recordIntakeStatus(
     deps: ProvisioningDeps,
     context: StepContext,
     status: string,
-    options: { folderLink?: string; current(row: JobRow): boolean; lookFirst?: boolean },
+    options: { folderLink?: string; current(row: JobRow): boolean; lookFirst?: boolean; bestEffort?: boolean },
 ): Promise<JobRow> {
     let columns: Awaited<ReturnType<typeof writeIntakeStatus>> | undefined;
     try {
@@ -156,9 +160,12 @@ async function recordIntakeStatus(
             record: (row) => ({ ...row, ...columns, intakeStatus: status, intakeStatusError: undefined }),
         });
     } catch (error) {
-        if (!(isSmartsheetError(error) && error.kind === "permanent")) throw error;
+        if (!(isSmartsheetError(error) && (error.kind === "permanent" || options.bestEffort))) throw error;
         const key = formatJobKey(keyOf(context.row));
-        deps.log.error(`job ${key}: could not write "${status}" onto intake row ${context.row.intakeRowId} (${error.message}); the job goes on`);
+        deps.log.error(
+            `job ${key}: could not write "${status}" onto intake row ${context.row.intakeRowId} (${error.message}); ` +
+                (error.kind === "permanent" ? "the job goes on" : "the intake sweep writes it"),
+        );
         await context.update((row) => ({ ...row, intakeStatusError: error.message }));
     }
     return context.update(() => undefined);
