@@ -82,6 +82,7 @@ describe("the package func azure functionapp publish deploys", () => {
                     "auditProduct",
                     "beginAttempt",
                     "completeJob",
+                    "confirmStalled",
                     "copyTemplateSheet",
                     "ensureProductFolder",
                     "enterStage",
