@@ -81,21 +81,7 @@ export class ActivityWorker {
 
     async #run(item: ReceivedDurableMessage): Promise<void> {
         const workItem = item.message as WorkItemMessage;
-        const visibilitySeconds = Math.max(1, Math.ceil(this.options.visibilityMs / 1000));
-        const renew = setInterval(() => {
-            this.hub
-                .hide(this.hub.workItemQueue, item, visibilitySeconds)
-                .then((popReceipt) => {
-                    if (popReceipt) item.popReceipt = popReceipt;
-                })
-                .catch(() => undefined);
-        }, Math.max(250, this.options.visibilityMs / 2));
-        let outcome: Outcome;
-        try {
-            outcome = await this.#execute(workItem);
-        } finally {
-            clearInterval(renew);
-        }
+        const outcome = await this.hub.keepHidden(this.hub.workItemQueue, [item], this.options.visibilityMs, () => this.#execute(workItem));
         const now = new Date().toISOString();
         const event: HistoryEvent = outcome.ok
             ? { EventType: "TaskCompleted", EventId: -1, Timestamp: now, TaskScheduledId: workItem.taskScheduledId, Result: outcome.result }

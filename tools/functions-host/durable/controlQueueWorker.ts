@@ -79,29 +79,43 @@ export class ControlQueueWorker {
 
     #enqueue(instanceId: string, items: ReceivedDurableMessage[]): void {
         const previous = this.#chains.get(instanceId) ?? Promise.resolve();
-        const next = previous.then(() => this.#handle(instanceId, items));
+        const next = this.#handle(instanceId, items, previous);
         this.#chains.set(instanceId, next);
         void next.finally(() => {
             if (this.#chains.get(instanceId) === next) this.#chains.delete(instanceId);
         });
     }
 
-    async #handle(instanceId: string, items: ReceivedDurableMessage[]): Promise<void> {
-        if (this.#stopped) return;
-        this.#active++;
+    /**
+     * The messages stay invisible from their receipt until they are disposed of, also while they
+     * wait behind the instance's previous episode: a message whose visibility ran out would be
+     * received again, and the first receipt's delete would fail (a loop of failed episodes once
+     * episodes are slow, as on a loaded machine).
+     */
+    async #handle(instanceId: string, items: ReceivedDurableMessage[], previous: Promise<void>): Promise<void> {
+        let dispositions: Awaited<ReturnType<OrchestrationRunner["process"]>> | undefined;
         try {
-            // Entities (`@name@key`) have their own scheduler; everything else is an orchestration.
-            const target = this.entities && isEntityInstanceId(instanceId) ? this.entities : this.runner;
-            const dispositions = await target.process(
-                instanceId,
-                items.map((i) => {
-                    if (i.message.kind !== "control") throw new Error("a work item on the control queue");
-                    return i.message;
-                }),
-            );
+            dispositions = await this.hub.keepHidden(this.hub.controlQueue, items, this.options.visibilityMs, async () => {
+                await previous;
+                if (this.#stopped) return undefined;
+                this.#active++;
+                try {
+                    // Entities (`@name@key`) have their own scheduler; everything else is an orchestration.
+                    const target = this.entities && isEntityInstanceId(instanceId) ? this.entities : this.runner;
+                    const messages = items.map((i) => {
+                        if (i.message.kind !== "control") throw new Error("a work item on the control queue");
+                        return i.message;
+                    });
+                    return await target.process(instanceId, messages);
+                } finally {
+                    this.#active--;
+                }
+            });
+            if (!dispositions) return;
+            const done = dispositions;
             await Promise.all(
                 items.map(async (item, index) => {
-                    const disposition = dispositions[index] ?? { kind: "delete" };
+                    const disposition = done[index] ?? { kind: "delete" };
                     if (disposition.kind === "delete") return this.hub.delete(this.hub.controlQueue, item);
                     return this.#later(instanceId, item, disposition.afterMs);
                 }),
@@ -109,8 +123,6 @@ export class ControlQueueWorker {
         } catch (error) {
             this.logger.error(`Durable: processing instance '${instanceId}' failed; its messages will be retried. ${(error as Error).stack ?? String(error)}`);
             await Promise.all(items.map((item) => this.hub.hide(this.hub.controlQueue, item, 2).catch(() => undefined)));
-        } finally {
-            this.#active--;
         }
     }
 

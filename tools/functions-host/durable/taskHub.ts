@@ -101,6 +101,33 @@ export class TaskHub {
         if (message.overflowKey) await this.large.deletePrefix(message.overflowKey).catch(() => undefined);
     }
 
+    /**
+     * Runs `work` while keeping `items` invisible (renewed every half visibility, as DTFx renews
+     * what it holds), so a slow episode or activity is not received a second time meanwhile and
+     * its delete still holds the current pop receipt: a renewal in flight is waited for.
+     */
+    async keepHidden<T>(queue: QueueClient, items: readonly { queueMessageId: string; popReceipt: string }[], visibilityMs: number, work: () => Promise<T>): Promise<T> {
+        const seconds = Math.max(1, Math.ceil(visibilityMs / 1000));
+        let renewing: Promise<unknown> = Promise.resolve();
+        const renew = setInterval(() => {
+            renewing = Promise.all(
+                items.map((item) =>
+                    this.hide(queue, item, seconds)
+                        .then((popReceipt) => {
+                            if (popReceipt) item.popReceipt = popReceipt;
+                        })
+                        .catch(() => undefined),
+                ),
+            );
+        }, Math.max(250, visibilityMs / 2));
+        try {
+            return await work();
+        } finally {
+            clearInterval(renew);
+            await renewing;
+        }
+    }
+
     /** Hides a received message for `seconds` more; returns the new pop receipt. */
     async hide(queue: QueueClient, message: { queueMessageId: string; popReceipt: string }, seconds: number): Promise<string | undefined> {
         try {
