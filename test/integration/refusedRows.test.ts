@@ -28,6 +28,31 @@ describe("an intake row Smartsheet refuses to write", () => {
         expect(h.deps.logs.filter((line) => line.includes(`job ${sheet.jobKeyOf("SEP-2")} could not be written to the Jobs table`))).toHaveLength(2);
     });
 
+    it("regression chaos seed 3691165713 two overlapping sweeps both named a locked row to ops: the refusal's alert is claimed with the note, one alert", async () => {
+        const h = harness.current;
+        const sheet = intakeSheet(h);
+        await sheet.add([approvedRequest("TWO-1"), approvedRequest("TWO-2")]);
+        const alerts: Alert[] = [];
+        // A webhook that takes its time: the other sweep notes the refusal while the first is still telling ops.
+        const send = async (alert: Alert) => {
+            alerts.push(alert);
+            await new Promise((resolve) => setTimeout(resolve, 1_000));
+        };
+        const deps = { ...h.deps, alerts: { send } };
+        await sweepSite(deps, h.site);
+        // The job finished while its row was locked: its Done is owed, and both sweeps write it.
+        await h.jobs.update(sheet.keyOf("TWO-2"), (row) => ({ ...row, state: "done", stage: "register" }), { from: ["queued"] });
+        h.sim.core.lockRows(sheet.sheetId(), [sheet.rowIdOf("TWO-2")], true);
+
+        const sweeps = await Promise.all([sweepSite(deps, h.site, "full"), sweepSite(deps, h.site, "full")]);
+
+        expect(sweeps.flatMap((sweep) => sweep.statusesRefused)).toEqual([sheet.jobKeyOf("TWO-2"), sheet.jobKeyOf("TWO-2")]);
+        expect(alerts.filter((alert) => alert.event === "intake.rowRefused")).toHaveLength(1);
+        const lines = h.deps.logs.filter((line) => line.includes(`intake row ${sheet.rowIdOf("TWO-2")}`) && line.includes("refused"));
+        expect(lines.map((line) => line.split(" ")[0])).toEqual(["error", "warn"]);
+        expect((await h.jobs.require(sheet.keyOf("TWO-2"))).row.intakeStatusRefusal).toMatchObject({ refusals: 2, alerted: true });
+    });
+
     it("regression #18.1 one locked intake row wedges the sweep: every other row is queued, its Queued written and its message sent, the cursor moves; the locked row is named to ops once, left alone while it backs off, and written once it is unlocked", async () => {
         const h = harness.current;
         const sheet = intakeSheet(h);

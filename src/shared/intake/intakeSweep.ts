@@ -427,11 +427,15 @@ async function writeStatuses(
 async function noteRefusal(deps: SweepDeps, site: Site, write: StatusWrite & { key: JobKey }, refusal: RefusedRow): Promise<void> {
     const now = deps.now();
     const jobKey = formatJobKey(write.key);
+    // The alert is claimed in the same conditional write that notes the refusal: of two overlapping sweeps, one tells ops.
+    let tells = false;
     const noted = await deps.jobs.update(
         write.key,
         (row) => {
             const prior = row.intakeStatusRefusal;
             const refusals = (prior?.refusals ?? 0) + 1;
+            const claimLive = prior?.alertClaimedAt !== undefined && now.getTime() - Date.parse(prior.alertClaimedAt) < ALERT_CLAIM_MS;
+            tells = !(prior?.alerted ?? false) && !claimLive;
             return {
                 ...row,
                 intakeStatusRefusal: {
@@ -441,6 +445,7 @@ async function noteRefusal(deps: SweepDeps, site: Site, write: StatusWrite & { k
                     refusals,
                     firstRefusedAt: prior?.firstRefusedAt ?? now.toISOString(),
                     alerted: prior?.alerted ?? false,
+                    ...(tells ? { alertClaimedAt: now.toISOString() } : prior?.alertClaimedAt ? { alertClaimedAt: prior.alertClaimedAt } : {}),
                 },
                 intakeStatusRetryAt: new Date(now.getTime() + refusalBackoffMs(refusals)).toISOString(),
             };
@@ -449,7 +454,7 @@ async function noteRefusal(deps: SweepDeps, site: Site, write: StatusWrite & { k
     );
     const said = `Smartsheet said ${refusal.errorCode ?? "?"}: ${refusal.message}`;
     const state = noted.row.intakeStatusRefusal!;
-    if (state.alerted) {
+    if (!tells) {
         deps.log.warn(`job ${jobKey}: intake row ${write.rowId} refused "${write.status}" again (${state.refusals} times; ${said}); next try after ${noted.row.intakeStatusRetryAt}`);
         return;
     }
@@ -471,10 +476,22 @@ async function noteRefusal(deps: SweepDeps, site: Site, write: StatusWrite & { k
         });
     } catch (error) {
         deps.log.error(`job ${jobKey}: the alert that intake row ${write.rowId} refused its status did not go through (${error instanceof Error ? error.message : String(error)}); the line above is the alert, and the next refusal tries again`);
+        await deps.jobs.update(
+            write.key,
+            (row) => (row.intakeStatusRefusal?.alertClaimedAt ? { ...row, intakeStatusRefusal: { ...row.intakeStatusRefusal, alertClaimedAt: undefined } } : undefined),
+            { from: JobState.options },
+        );
         return;
     }
-    await deps.jobs.update(write.key, (row) => (row.intakeStatusRefusal ? { ...row, intakeStatusRefusal: { ...row.intakeStatusRefusal, alerted: true } } : undefined), { from: JobState.options });
+    await deps.jobs.update(
+        write.key,
+        (row) => (row.intakeStatusRefusal ? { ...row, intakeStatusRefusal: { ...row.intakeStatusRefusal, alerted: true, alertClaimedAt: undefined } } : undefined),
+        { from: JobState.options },
+    );
 }
+
+/** How long a sweep's claim to tell ops of a refused row holds: longer than one alert may take (its 10 s timeout). */
+const ALERT_CLAIM_MS = 60_000;
 
 /** Writes a row's job: `kept` when an overlapping sweep wrote it since it was read (its row and status stand), `codeTaken` when another job holds its code. */
 /**

@@ -165,6 +165,8 @@ export const JobRow = z.object({
             refusals: z.number().int().min(1),
             firstRefusedAt: Timestamp,
             alerted: z.boolean(),
+            /** A sweep telling ops now (an alert cannot be taken back: overlapping sweeps must not both send it). */
+            alertClaimedAt: Timestamp.optional(),
         }),
     ).optional(),
     /** The sweep writes the refused status again from then on (a back-off doubling per refusal); sweeps before it leave the row alone. */
