@@ -191,7 +191,7 @@ describe("the invariants of the faults chaos draws since #18", () => {
         expect(await categories([], "job 1-2 queued → running")).toEqual([]);
     });
 
-    it("finds an approval with no job, or a job but a blank status, one sweep interval after a sweep; a rejection or a status answers it", async () => {
+    it("finds an approval with no job, or a queued job but a blank status, one sweep interval after a sweep; a rejection, a status or a started job answers it", async () => {
         const input = await emptyWorld();
         const intake = sim!.core.state().sheets.find((sheet) => sheet.id === sim!.core.anchors.intakeSheetId)!;
         const status = intake.columns.find((column) => column.title === "Status")!;
@@ -212,5 +212,8 @@ describe("the invariants of the faults chaos draws since #18", () => {
             approvals: { intake: withStatus({ [first!]: "Queued", [second!]: "Rejected — Product Line is missing", [third!]: "Done" }), jobRowIds: [first!, third!] },
         });
         expect(snapshotFindings(answered.findings)).toEqual([]);
+        // A job that started (its sweep died before writing Queued) answers the approval; its steps own the cell until Done.
+        const started = await audit({ ...input, requests, approvals: { intake: withStatus({ [second!]: "Rejected — Product Line is missing" }), jobRowIds: [first!, third!], queuedRowIds: [third!] } });
+        expect(snapshotFindings(started.findings)).toEqual(["C"]);
     });
 });

@@ -194,6 +194,15 @@ describe("the sweep's plan", () => {
             expect(showing.actions).toEqual([]);
         });
 
+        it("regression chaos seed 2901063949 sweep stopped before its Queued: a queued job whose row shows nothing gets Queued; a running job's blank cell stays its steps'", () => {
+            const queued = planSweep(readOf({ rows: [row(11, { status: "" })], jobs: new Map([[11, job(11, { state: "queued" })]]) }), NOW);
+            expect(statusesOf(queued)).toEqual([{ rowId: 11, status: "Queued" }]);
+            const running = planSweep(readOf({ rows: [row(11, { status: "" })], jobs: new Map([[11, job(11, { state: "running", stage: "copy" })]]) }), NOW);
+            expect(statusesOf(running)).toEqual([]);
+            const typed = planSweep(readOf({ rows: [row(11, { status: "please hurry" })], jobs: new Map([[11, job(11, { state: "queued" })]]) }), NOW);
+            expect(statusesOf(typed)).toEqual([]);
+        });
+
         it("repairs a done job's Done typed over, without a job write", () => {
             const plan = planSweep(readOf({ rows: [row(11, { status: "Cancelled?" })], jobs: new Map([[11, job(11, { state: "done", stage: "register" })]]) }), NOW);
             expect(plan.actions.map((action) => action.type)).toEqual(["writeStatuses"]);

@@ -46,6 +46,8 @@ export interface ApprovalSnapshot {
     /** The simulator's state of the intake sheet then (`GET /__sim/state`, one sheet). */
     intake: unknown;
     jobRowIds: readonly number[];
+    /** Of those, the jobs still queued: the intake row owes them `Queued` (a running job's cell is its steps' until Done). */
+    queuedRowIds?: readonly number[];
 }
 
 export interface AuditInput {
@@ -416,10 +418,11 @@ function checkApprovalsAnswered(snapshot: ApprovalSnapshot, requests: readonly A
     const intake = SimSheet.parse(snapshot.intake);
     const status = intake.columns.find((column) => column.title === "Status");
     const withJob = new Set(snapshot.jobRowIds);
+    const queued = new Set(snapshot.queuedRowIds ?? snapshot.jobRowIds);
     for (const request of requests.filter((candidate) => !candidate.deleted && !candidate.withdrawn)) {
         const row = intake.rows.find((candidate) => candidate.id === request.rowId);
         const text = row && status ? cellText(row, status.id) : "";
-        const answered = /^Rejected — ./.test(text) || (withJob.has(request.rowId) && (text !== "" || request.locked === true));
+        const answered = /^Rejected — ./.test(text) || (withJob.has(request.rowId) && (text !== "" || request.locked === true || !queued.has(request.rowId)));
         if (!answered) {
             const has = withJob.has(request.rowId) ? "a job row but no status on the intake row" : "no job and no rejection";
             found("invariantFailures", request.code, `one sweep interval after a sweep (faults cleared), approved row ${request.rowId} has ${has} (status ${JSON.stringify(text)})`);

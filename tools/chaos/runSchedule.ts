@@ -158,7 +158,7 @@ async function comeToRest(context: ScheduleContext, lateWritesBy: number): Promi
             answerSweepAt = Date.now();
             await stack.host.fire("intakeSweep").catch((error: Error) => context.note(`answer sweep failed to fire: ${error.message}`));
         } else if (answerSweepAt !== undefined && !approvals && Date.now() - answerSweepAt >= SWEEP_INTERVAL_MS) {
-            approvals = { intake: (await context.simView()).sheets.find((sheet) => sheet.id === Number(stack.settings.INTAKE_SHEET_ID)), jobRowIds: rows.map((row) => Number(row.rowKey)) };
+            approvals = { intake: (await context.simView()).sheets.find((sheet) => sheet.id === Number(stack.settings.INTAKE_SHEET_ID)), jobRowIds: rows.map((row) => Number(row.rowKey)), queuedRowIds: rows.filter((row) => row.state === "queued").map((row) => Number(row.rowKey)) };
             context.note(`approvals read ${SWEEP_INTERVAL_MS} ms after a sweep`);
         }
         const withJob = new Set(rows.map((row) => Number(row.rowKey)));

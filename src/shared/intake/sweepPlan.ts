@@ -275,6 +275,8 @@ export function planSweep(read: SweepRead, now: Date): SweepPlan {
     for (const row of [...approved, ...unapproved]) {
         const job = read.jobs.get(row.rowId)?.row;
         if (job?.state === "done" || job?.state === "parked" || (job?.state === "rejected" && !row.approved)) setStatus(row, owedIntakeStatus(job)!);
+        // A queued job whose sweep stopped between its job row and its Queued (a function timeout): the row says nothing yet.
+        else if (job?.state === "queued" && row.status === "") setStatus(row, IntakeStatus.queued);
     }
     for (const job of announcing) setStatus(rows.get(Number(job.row.intakeRowId))!, IntakeStatus.done);
     // Rows that refused a status: their back-off has ended, so what their job owes is written again.
