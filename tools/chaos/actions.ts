@@ -131,6 +131,8 @@ async function run(context: ScheduleContext, action: Action): Promise<string | v
             return;
         case "lockIntakeRow": {
             const rowId = context.rowIds[action.product]!;
+            // A person deleted the row earlier in the schedule: there is nothing left to lock.
+            if (context.deletedRows.has(rowId)) return `row ${rowId} is deleted; nothing to lock`;
             const view = await context.simView();
             await stack.simAdmin("POST", "lockedRows", { sheetId: view.intakeSheetId, rowIds: [rowId], locked: true });
             context.lockedRows.add(rowId);
