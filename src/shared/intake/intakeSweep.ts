@@ -404,14 +404,21 @@ async function writeStatuses(
                 await noteRefusal(deps, site, write, refusal);
             } else {
                 applied.statusesWritten += 1;
-                if (job.row.state === "parked" && job.row.intakeStatus !== write.status) {
-                    // Recorded, so the next sweep does not read the row again for it.
-                    await deps.jobs.update(write.key, (row) => (row.state === "parked" && owedIntakeStatus(row) === write.status ? { ...row, intakeStatus: write.status } : undefined), {
-                        from: JobLife.whileParked.from,
-                    });
+                const recordsStall = job.row.state === "parked" && job.row.intakeStatus !== write.status;
+                const settlesRefusal = Boolean(job.row.intakeStatusRefusal || job.row.intakeStatusRetryAt);
+                if (recordsStall || settlesRefusal) {
+                    await deps.jobs.update(
+                        write.key,
+                        (row) => ({
+                            ...row,
+                            // A parked job's Stall is recorded, so the next sweep does not read the row again for it.
+                            ...(row.state === "parked" && owedIntakeStatus(row) === write.status ? { intakeStatus: write.status } : {}),
+                            ...(settlesRefusal ? { intakeStatusRefusal: undefined, intakeStatusRetryAt: undefined } : {}),
+                        }),
+                        { from: JobState.options },
+                    );
                 }
-                if (job.row.intakeStatusRefusal || job.row.intakeStatusRetryAt) {
-                    await deps.jobs.update(write.key, (row) => ({ ...row, intakeStatusRefusal: undefined, intakeStatusRetryAt: undefined }), { from: JobState.options });
+                if (settlesRefusal) {
                     deps.log.info(`job ${formatJobKey(write.key)}: intake row ${write.rowId} took "${write.status}" after ${job.row.intakeStatusRefusal?.refusals ?? 1} refusal(s)`);
                 }
             }

@@ -71,10 +71,11 @@ export function parkJob(deps: ProvisioningDeps, input: ParkInput): Promise<StepO
             const parked = await context.update((row) => JobLife.park.apply(row, { reason: input.reason, stage: input.stage, now: deps.now().toISOString() }));
             if (!parked.parkAlerted) await tellOpsOfParking(deps, input.jobKey, transitionLine(input.jobKey, "running", "parked", input.reason));
             // Ops knows already; a Stall Smartsheet will not take now is left to the sweep, which owes it at any age.
-            const stalled = await recordIntakeStatus(deps, context, IntakeStatus.stalled(input.reason), {
+            await recordIntakeStatus(deps, context, IntakeStatus.stalled(input.reason), {
                 current: (row) => row.state === "parked" && row.parkReason === input.reason,
                 bestEffort: true,
             });
+            const stalled = await context.update(() => undefined);
             // An earlier status write that went unanswered (an unpark's In progress) may still land over the Stall.
             const lateUntil = stalled.lateWritesUntil ? Date.parse(stalled.lateWritesUntil) : -Infinity;
             if (lateUntil > deps.now().getTime()) return { waitUntil: new Date(lateUntil).toISOString() };
@@ -137,7 +138,7 @@ async function recordIntakeStatus(
     context: StepContext,
     status: string,
     options: { folderLink?: string; current(row: JobRow): boolean; lookFirst?: boolean; bestEffort?: boolean },
-): Promise<JobRow> {
+): Promise<void> {
     let columns: Awaited<ReturnType<typeof writeIntakeStatus>> | undefined;
     try {
         await underClaim(deps, context, {
@@ -168,5 +169,4 @@ async function recordIntakeStatus(
         );
         await context.update((row) => ({ ...row, intakeStatusError: error.message }));
     }
-    return context.update(() => undefined);
 }

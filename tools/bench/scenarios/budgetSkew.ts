@@ -5,6 +5,7 @@ import { createTableClient } from "../../../src/shared/storage";
 import { startSimulator, type CallLogEntry } from "../../smartsheet-sim";
 import type { Measured } from "../figures";
 import { COMPRESSED_RATE_LIMIT } from "../timings";
+import { mostInAnyWindow } from "../windows";
 
 /** The clock differences measured, in production's seconds (the run compresses them with the window). */
 export const SKEWS_SECONDS = [0, 0.75, 2, 8, 20, 30] as const;
@@ -97,7 +98,7 @@ async function measureSkew(storage: string, tableName: string, skewSeconds: numb
 
 function pointOf(skewSeconds: number, log: readonly CallLogEntry[]): SkewPoint {
     const accepted = log.filter((call) => call.status !== 429);
-    const busiest = busiestWindow(accepted.map((call) => Date.parse(call.at)), COMPRESSED_RATE_LIMIT.windowMs);
+    const busiest = mostInAnyWindow(accepted.map((call) => Date.parse(call.at)), COMPRESSED_RATE_LIMIT.windowMs);
     return {
         skewSeconds,
         busiestWindow: busiest / COMPRESSED_RATE_LIMIT.requests,
@@ -106,15 +107,4 @@ function pointOf(skewSeconds: number, log: readonly CallLogEntry[]): SkewPoint {
         answered429: log.length - accepted.length,
         requests: log.length,
     };
-}
-
-/** The most of `times` in any window of `windowMs` (start included, end excluded). */
-function busiestWindow(times: number[], windowMs: number): number {
-    const sorted = [...times].sort((a, b) => a - b);
-    let most = 0;
-    for (let first = 0, last = 0; first < sorted.length; first++) {
-        while (last < sorted.length && sorted[last]! < sorted[first]! + windowMs) last++;
-        most = Math.max(most, last - first);
-    }
-    return most;
 }
