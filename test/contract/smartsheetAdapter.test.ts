@@ -392,6 +392,8 @@ describe("SdkSmartsheet reading a big sheet in pages", () => {
         expect(whole.rows.length).toBeGreaterThan(1_200);
         expect(new Set(whole.rows.map((row) => row.id)).size).toBe(whole.rows.length);
         expect(reads() - before).toBe(Math.ceil(whole.rows.length / 500));
+        // When Smartsheet answered the first page, by its clock (the Date header, whole seconds).
+        expect(whole.answeredAt).toBe("2026-03-02T10:00:00.000Z");
 
         clock.at += 2_000;
         const edited = whole.rows.slice(600, 602);

@@ -39,8 +39,8 @@ describe("the intake sweep's cursor", () => {
         expect(first.rowsModifiedSince).toBeUndefined();
         expect(first.rowsRead).toBe(sheet.rowCount());
         expect(first.queued).toHaveLength(3);
-        // Smartsheet's time of the read: the seeded sheet last changed an hour before.
-        expect(await cursorOf(h)).toMatchObject({ sweptAt: new Date(T0 - 3_600_000).toISOString() });
+        // Smartsheet's time of the read (its answer's Date), not the sheet's last change an hour before.
+        expect(await cursorOf(h)).toMatchObject({ sweptAt: new Date(at(60)).toISOString() });
         await running(h, h.deps.enqueued);
 
         setClocks(at(90));
@@ -50,10 +50,10 @@ describe("the intake sweep's cursor", () => {
         setClocks(at(180));
         const next = await sweep(h);
 
-        // From the last sweep's read (the sheet last changed by the first sweep's Queued, at 60 s), less the skew allowed,
-        // down to a whole second, less one: those three rows again, and the new one.
-        expect(next.rowsModifiedSince).toBe(new Date(at(58)).toISOString());
-        expect(next.rowsRead).toBe(4);
+        // From the last sweep's read (at 90 s by Smartsheet's clock), less the skew allowed (1 s here), down to a whole
+        // second, less one: the new row only, not the first sweep's three Queued rows written at 60 s.
+        expect(next.rowsModifiedSince).toBe(new Date(at(88)).toISOString());
+        expect(next.rowsRead).toBe(1);
         expect(next.queued).toEqual([sheet.jobKeyOf("IND-2001")]);
 
         const active = await listJobs(h.deps, { state: null });
@@ -62,6 +62,27 @@ describe("the intake sweep's cursor", () => {
         expect((await listJobs(h.deps, { state: "done" })).jsonBody).toMatchObject({ jobs: [], invalid: [] });
         expect(await reap(depsOf(h))).toMatchObject({ transitions: [] });
         expect(h.deps.logs.filter((line) => line.startsWith("error "))).toEqual([]);
+    });
+
+    it("regression bench sweepCalls5000: rows typed long before the sweep that read them are not read again by the next routine sweep", async () => {
+        const h = harness.current;
+        const sheet = intakeSheet(h);
+        // Forty requests nobody approved yet, typed in an hour before the first sweep, in one call.
+        clocks.smartsheet = at(-3_600);
+        await sheet.add(Array.from({ length: 40 }, (_, index) => ({ ...approvedRequest(`OLD-${index}`), Approved: false })));
+        setClocks(at(60));
+        await sweep(h);
+        await running(h, h.deps.enqueued);
+
+        setClocks(at(120));
+        await sheet.add([approvedRequest("NEW-1")]);
+        setClocks(at(180));
+        const next = await sweep(h);
+
+        // From the first sweep's read at 60 s by Smartsheet's clock (less the 1 s of skew allowed here, and a second): the three
+        // Queued it wrote and the new row; not the forty typed an hour before, which a cursor at the sheet's last change re-read.
+        expect(next.queued).toEqual([sheet.jobKeyOf("NEW-1")]);
+        expect(next.rowsRead).toBe(4);
     });
 
     it("is not advanced when a row's job cannot be written, and the next sweep picks the row up", async () => {
@@ -81,7 +102,7 @@ describe("the intake sweep's cursor", () => {
         const failed = await sweep(h, "routine", { jobs: new JobStoreFailingCreate(h.table, 2) });
         expect(failed.queued).toEqual([sheet.jobKeyOf("IND-2001")]);
         expect(h.deps.logs.filter((line) => line.includes(`job ${sheet.jobKeyOf("IND-2002")} could not be written to the Jobs table (The Table service is unavailable (simulated outage))`))).toHaveLength(1);
-        expect(await cursorOf(h)).toMatchObject({ sweptAt: new Date(T0 - 3_600_000).toISOString() });
+        expect(await cursorOf(h)).toMatchObject({ sweptAt: new Date(at(60)).toISOString() });
 
         // Long after: had the failed sweep moved the cursor, these rows would be outside its window.
         setClocks(at(600));
@@ -89,8 +110,8 @@ describe("the intake sweep's cursor", () => {
         expect(next.queued).toEqual([sheet.jobKeyOf("IND-2002")]);
         expect(next.requeued).toEqual([sheet.jobKeyOf("IND-2001")]);
         expect(sheet.status("IND-2002")).toBe("Queued");
-        // Smartsheet's time of the read: the sheet last changed with the first row's Queued, at 300.
-        expect(await cursorOf(h)).toMatchObject({ sweptAt: new Date(at(300)).toISOString() });
+        // Smartsheet's time of the read.
+        expect(await cursorOf(h)).toMatchObject({ sweptAt: new Date(at(600)).toISOString() });
     });
 
     it("sees a row edited after a sweep read the sheet, in the second its cursor names (Smartsheet's clock a little behind ours)", async () => {
@@ -150,8 +171,8 @@ describe("the intake sweep's cursor", () => {
 
         setClocks(at(600));
         const next = await sweep(h);
-        // Only the edited row: the queued rows are older than the cursor.
-        expect(next.rowsRead).toBe(1);
+        // No row: the queued rows, and the one edited at 200 s, are older than the cursor (the read at 300 s).
+        expect(next.rowsRead).toBe(0);
         expect(next.requeued.sort()).toEqual([...first.queued].sort());
         expect(h.deps.enqueued.map(formatJobKey).sort()).toEqual([...first.queued].sort());
     });
@@ -168,8 +189,8 @@ describe("the intake sweep's cursor", () => {
         setClocks(at(300));
         await sweep(h);
         setClocks(at(350));
-        // Only the row edited at 200 s: KIT-1, rejected at 60 s, is older than the cursor.
-        expect((await sweep(h)).rowsRead).toBe(1);
+        // No row: KIT-1, rejected at 60 s, and the row edited at 200 s are older than the cursor (the read at 300 s).
+        expect((await sweep(h)).rowsRead).toBe(0);
 
         setClocks(at(400));
         await h.deps.smartsheet.createFolder(h.site.productsFolderId, "Kitchen");
@@ -198,8 +219,8 @@ describe("the intake sweep's cursor", () => {
 
         expect(next.queued).toEqual([sheet.jobKeyOf("CON-2202")]);
         expect(sheet.status("CON-2202")).toBe("Queued");
-        // Stamped by Smartsheet's clock, from the sheet as the sweep read it: no instance's clock is in it.
-        expect(await cursorOf(h)).toMatchObject({ sweptAt: new Date(at(120)).toISOString() });
+        // Stamped by Smartsheet's clock when it answered the read: no instance's clock is in it.
+        expect(await cursorOf(h)).toMatchObject({ sweptAt: new Date(at(180)).toISOString() });
         expect(h.deps.logs.filter((line) => line.startsWith("warn "))).toEqual([]);
     });
 
@@ -228,10 +249,10 @@ describe("the intake sweep's cursor", () => {
         const warnings = () => h.deps.logs.filter((line) => line.startsWith("warn "));
         expect(warnings()).toEqual([expect.stringContaining(`intake sweep of site default: the cursor of intake sheet ${h.site.intakeSheetId} is ${aheadSeconds} s ahead`)]);
         expect(h.deps.logs).toContainEqual(expect.stringMatching(/^info intake sweep of site default \(routine, every row: the cursor is ahead/));
-        expect(await cursorOf(h)).toMatchObject({ sweptAt: new Date(base + 30_000).toISOString() });
+        expect(await cursorOf(h)).toMatchObject({ sweptAt: new Date(base + 60_000).toISOString() });
 
         setClocks(base + 90_000);
-        expect((await sweep(h)).rowsModifiedSince).toBe(new Date(base + 28_000).toISOString());
+        expect((await sweep(h)).rowsModifiedSince).toBe(new Date(base + 58_000).toISOString());
         expect(warnings()).toHaveLength(1);
     });
 

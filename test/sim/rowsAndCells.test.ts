@@ -231,3 +231,17 @@ describe("PUT /sheets/{id}/columns/{columnId}", () => {
         expect((await api(sim, "PUT", `sheets/${columns.sheetId}/columns/42`, { title: "x" })).status).toBe(404);
     });
 });
+
+describe("the Date of every answer", () => {
+    it("is Smartsheet's clock, the one its modifiedAt is stamped by, in whole seconds; a 4xx carries it too", async () => {
+        const { sim } = context;
+        now = Date.parse("2026-03-02T11:22:33.750Z");
+        const read = await fetch(new URL(`sheets/${sim.core.anchors.intakeSheetId}`, sim.baseUrl), { headers: { Authorization: "Bearer sim-token" } });
+        await read.body?.cancel();
+        expect(read.headers.get("date")).toBe("Mon, 02 Mar 2026 11:22:33 GMT");
+        const refused = await fetch(new URL("sheets/1", sim.baseUrl), { headers: { Authorization: "Bearer sim-token" } });
+        await refused.body?.cancel();
+        expect(refused.status).toBe(404);
+        expect(refused.headers.get("date")).toBe("Mon, 02 Mar 2026 11:22:33 GMT");
+    });
+});

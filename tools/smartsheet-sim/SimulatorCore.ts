@@ -120,6 +120,11 @@ export class SimulatorCore {
         this.reset();
     }
 
+    /** Smartsheet's clock: what `modifiedAt` and each answer's `Date` header say. */
+    now(): number {
+        return this.clock();
+    }
+
     /** The demo workspace's well-known ids; the same after every reset. */
     get anchors(): SimAnchors {
         if (!this.seededAnchors) throw new Error("The simulator was started with seed: false; there are no demo anchors.");

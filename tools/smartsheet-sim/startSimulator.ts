@@ -74,16 +74,18 @@ async function serve(core: SimulatorCore, request: IncomingMessage, response: Se
         authorization: request.headers.authorization,
         bodyText,
     });
-    send(response, outcome);
+    send(response, outcome, core.now());
 }
 
-function send(response: ServerResponse, outcome: ApiOutcome): void {
+/** `at`: Smartsheet's clock, for the `Date` header (else Node's own, the machine's clock). */
+function send(response: ServerResponse, outcome: ApiOutcome, at?: number): void {
     if (outcome.kind === "hang" || response.destroyed) return;
     const html = outcome.kind === "html";
     const payload = html ? outcome.body : JSON.stringify(outcome.body);
     response.writeHead(outcome.status, {
         "Content-Type": html ? "text/html" : "application/json;charset=UTF-8",
         "Content-Length": Buffer.byteLength(payload),
+        ...(at === undefined ? {} : { Date: new Date(at).toUTCString() }),
     });
     response.end(payload);
 }

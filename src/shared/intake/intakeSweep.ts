@@ -17,7 +17,7 @@ import { prepareBlueprint } from "../provisioning/blueprintSource";
 import type { ProvisioningDeps } from "../provisioning/ProvisioningDeps";
 import { columnIdsByTitle } from "../smartsheet/columns";
 import type { Row, Sheet } from "../smartsheet/model";
-import type { RefusedRow, SmartsheetPort } from "../smartsheet/SmartsheetPort";
+import type { RefusedRow, SheetRead, SmartsheetPort } from "../smartsheet/SmartsheetPort";
 import { forEachSite, type SiteFailure } from "../sites/eachSite";
 import type { Site } from "../sites/Sites";
 import { IntakeColumns, IntakeStatus } from "../intakeRow/intakeStatus";
@@ -190,7 +190,7 @@ async function readSweep(deps: SweepDeps, site: Site, smartsheet: SmartsheetPort
     const rowsRead = rows.size;
     const readAt = smartsheetTimeOfRead(sheet);
     if (!readAt) {
-        deps.log.warn(`intake sweep of site ${site.name}: Smartsheet gave no modifiedAt for intake sheet ${pk}, the only clock the cursor is stamped by; the cursor stays where it was`);
+        deps.log.warn(`intake sweep of site ${site.name}: Smartsheet gave neither a Date nor a modifiedAt for intake sheet ${pk}, the only clock the cursor is stamped by; the cursor stays where it was`);
     }
 
     // A Done the job could not write onto its intake row (locked, say) is owed at any age.
@@ -533,13 +533,14 @@ function rejectedWrite(write: JobWrite, reason: string): JobWrite {
 }
 
 /**
- * When the sweep read the intake sheet, by Smartsheet's clock, the one every instance shares: the
- * sheet's `modifiedAt` as read (its first page's, when paged). A row changed after the read gets a
- * later `modifiedAt`, whatever any instance's clock says. None when Smartsheet gave no time.
+ * When the sweep read the intake sheet, by Smartsheet's clock, the one every instance shares:
+ * when Smartsheet answered the read (its `Date`; the first page's, when paged), and never before
+ * the sheet's `modifiedAt` as read. A row changed after the read gets a later `modifiedAt`,
+ * whatever any instance's clock says. None when Smartsheet gave neither.
  */
-function smartsheetTimeOfRead(sheet: Sheet): string | undefined {
-    const modifiedAt = sheet.modifiedAt === undefined ? NaN : Date.parse(sheet.modifiedAt);
-    return Number.isFinite(modifiedAt) ? new Date(modifiedAt).toISOString() : undefined;
+function smartsheetTimeOfRead(sheet: SheetRead): string | undefined {
+    const times = [sheet.modifiedAt, sheet.answeredAt].map((time) => (time === undefined ? NaN : Date.parse(time))).filter(Number.isFinite);
+    return times.length > 0 ? new Date(Math.max(...times)).toISOString() : undefined;
 }
 
 /** What a verdict depends on besides the row itself: the product lines and the template's sheet names. */

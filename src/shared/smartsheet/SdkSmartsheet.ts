@@ -36,6 +36,7 @@ import type {
     NewSummaryField,
     RowUpdate,
     RowsWritten,
+    SheetRead,
     SmartsheetPort,
     SummaryFieldUpdate,
 } from "./SmartsheetPort";
@@ -173,36 +174,38 @@ export class SdkSmartsheet implements SmartsheetPort {
         return answer.result;
     }
 
-    async getSheet(sheetId: number, options: GetSheetOptions = {}): Promise<Sheet> {
+    async getSheet(sheetId: number, options: GetSheetOptions = {}): Promise<SheetRead> {
         const query = {
             include: options.include?.join(","),
             columnIds: options.columnIds?.join(","),
             rowIds: options.rowIds?.join(","),
             rowsModifiedSince: options.rowsModifiedSince?.toISOString(),
         };
-        const read = (page?: number) =>
-            this.call("getSheet", true, Sheet, (retry) =>
+        const answered = (page?: number) =>
+            this.callAnswered("getSheet", true, Sheet, (retry) =>
                 this.sdk.sheets.getSheet({
                     sheetId,
                     queryParameters: page === undefined ? query : { ...query, page, pageSize: options.pageSize },
                     ...retry,
                 }),
             );
-        if (!options.pageSize) return read();
+        const read = async (page?: number) => (await answered(page)).value;
+        const withTime = ({ value, answeredAt }: { value: Sheet; answeredAt?: string }): SheetRead => ({ ...value, ...(answeredAt ? { answeredAt } : {}) });
+        if (!options.pageSize) return withTime(await answered());
 
-        const first = await read(1);
+        const first = withTime(await answered(1));
         const rows = [...first.rows];
         const seen = new Set(rows.map((row) => row.id));
         // totalRowCount counts the whole sheet, so a filtered read ends at its first short page.
         let last = first.rows.length;
         for (let page = 2; last === options.pageSize && rows.length < (first.totalRowCount ?? 0); page++) {
-            const answered = (await read(page)).rows;
+            const pageRows = (await read(page)).rows;
             // A page past the end repeats the last page.
-            const fresh = answered.filter((row) => !seen.has(row.id));
+            const fresh = pageRows.filter((row) => !seen.has(row.id));
             if (fresh.length === 0) break;
             for (const row of fresh) seen.add(row.id);
             rows.push(...fresh);
-            last = answered.length;
+            last = pageRows.length;
         }
         return { ...first, rows };
     }
@@ -288,6 +291,16 @@ export class SdkSmartsheet implements SmartsheetPort {
         schema: z.ZodType<T>,
         invoke: (retry: RetryOptions) => Promise<unknown>,
     ): Promise<T> {
+        return (await this.callAnswered(operation, idempotent, schema, invoke)).value;
+    }
+
+    /** `call`, with Smartsheet's clock when it answered (its `Date` header), when it sent one. */
+    private async callAnswered<T>(
+        operation: string,
+        idempotent: boolean,
+        schema: z.ZodType<T>,
+        invoke: (retry: RetryOptions) => Promise<unknown>,
+    ): Promise<{ value: T; answeredAt?: string }> {
         const context: CallContext = { operation, tallies: this.tallies, sendBy: this.clock.now() + this.rateLimitBackoff.maxTotalMs };
         let answer: unknown;
         try {
@@ -296,7 +309,7 @@ export class SdkSmartsheet implements SmartsheetPort {
             throw classify(operation, idempotent, error, context);
         }
         const parsed = schema.safeParse(answer);
-        if (parsed.success) return parsed.data;
+        if (parsed.success) return { value: parsed.data, ...(context.answeredAt ? { answeredAt: context.answeredAt } : {}) };
         const message = `Smartsheet answered ${operation} with an unexpected shape: ${z.prettifyError(parsed.error)}`;
         // A write that returned something unreadable still happened.
         throw idempotent

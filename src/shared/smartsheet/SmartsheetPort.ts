@@ -32,6 +32,16 @@ export interface GetSheetOptions {
     pageSize?: number;
 }
 
+/** A sheet as read, with when Smartsheet answered (its first page, when paged). */
+export type SheetRead = Sheet & {
+    /**
+     * Smartsheet's clock when it answered: the response's `Date` header (whole seconds). Every
+     * row changed after the read has a later `modifiedAt`, give or take Smartsheet's own servers'
+     * skew. Absent when the answer carried no readable `Date`.
+     */
+    answeredAt?: string;
+};
+
 export type CellWrite =
     | { columnId: number; value: string | number | boolean | null; strict?: boolean }
     | { columnId: number; formula: string };
@@ -102,7 +112,7 @@ export interface SmartsheetPort {
     /** Not idempotent: Smartsheet has no idempotency key for copies. */
     copySheet(sheetId: number, request: CopySheetRequest): Promise<SheetRef>;
     renameSheet(sheetId: number, name: string): Promise<SheetRef>;
-    getSheet(sheetId: number, options?: GetSheetOptions): Promise<Sheet>;
+    getSheet(sheetId: number, options?: GetSheetOptions): Promise<SheetRead>;
     createCrossSheetReference(sheetId: number, reference: NewCrossSheetReference): Promise<CrossSheetReference>;
     getSummaryFields(sheetId: number): Promise<SummaryField[]>;
     addSummaryFields(sheetId: number, fields: NewSummaryField[]): Promise<SummaryField[]>;

@@ -8,6 +8,8 @@ export interface CallContext {
     tallies: CallTally[];
     /** Clock time after which no (re-)send of this call may start: a write's lifetime is bounded. */
     sendBy?: number;
+    /** Smartsheet's clock when it last answered this call with a 2xx: its `Date` header, as ISO. */
+    answeredAt?: string;
     /** Set when a request got no HTTP answer at all (timeout, reset, refused…). */
     networkError?: { code: string; message: string };
 }
@@ -72,6 +74,8 @@ export function createPacedTransport(limiter: RateLimiter, timeoutMs: number): S
         }
         if (response.status === 429) for (const tally of context?.tallies ?? []) tally.rateLimited += 1;
         if (response.status < 200 || response.status > 299) throw { response };
+        const answeredAt = Date.parse(response.headers["date"] ?? "");
+        if (context && Number.isFinite(answeredAt)) context.answeredAt = new Date(answeredAt).toISOString();
         return response;
     };
     return {
