@@ -92,18 +92,18 @@ describe("a routine intake sweep costs the same at any size", () => {
     const harness = useProvisioningHarness({ simulator: { clock: () => clock.at } });
 
     // The product-line folders, the template listing, the changed rows, one batched status write.
-    // The changed rows are the new approvals and the 3 rows whose Queued the first sweep wrote: the
-    // cursor holds Smartsheet's time of the last read, when the sheet had last changed by those.
-    // The Jobs table: a point read of each changed approved row (23), a point read of each new
-    // code's index row (none found), each new job read again right before its Queued is written
-    // (20), and the queued jobs' index entries and rows (23 + 23).
+    // The changed rows are the new approvals only: the cursor holds Smartsheet's time of the last
+    // read (its answer's Date), so the rows whose Queued the first sweep wrote were read once, by
+    // the second sweep, and not again. The Jobs table: point reads of each new approved row, of each
+    // new code's index row (none found) and of each new job right before its Queued is written, and
+    // the queued jobs' index entries and rows.
     const routineCost = {
         queued: NEW_APPROVALS,
-        rowsRead: NEW_APPROVALS + 3,
+        rowsRead: NEW_APPROVALS,
         smartsheetCalls: 4,
         byOperation: { getFolderChildren: 2, getSheet: 1, updateRows: 1 },
-        jobPointReads: 66,
-        jobEntitiesRead: 69,
+        jobPointReads: 63,
+        jobEntitiesRead: 66,
     };
 
     it("at 50 rows", async () => {
