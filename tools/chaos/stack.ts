@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import os from "node:os";
 import path from "node:path";
 import { QueueClient } from "@azure/storage-queue";
-import { freePort, restartablePort, startAzurite, type RunningAzurite } from "../azurite/startAzurite";
+import { restartablePort, startAzurite, type RunningAzurite } from "../azurite/startAzurite";
 import { startSimulator, type RunningSimulator } from "../smartsheet-sim";
 import { appSettingsFor } from "../stack/appSettings";
 import { HarnessError, HostProcess } from "./hostProcess";
@@ -156,8 +156,9 @@ export class ScheduleStack {
                 LOCALHOST_DUPLICATE_ACTIVITIES: plan.duplicateActivities,
             },
         );
-        const host = new HostProcess(settings, await freePort());
-        const peer = plan.peer ? new HostProcess(settings, await freePort(), plan.peer.clockOffsetMs) : undefined;
+        const [hostPort, peerPort] = await hostPorts();
+        const host = new HostProcess(settings, hostPort);
+        const peer = plan.peer ? new HostProcess(settings, peerPort, plan.peer.clockOffsetMs) : undefined;
         const stack = new ScheduleStack(sim, host, peer, settings, webhook, rateLimit, azurite, azuriteFolder);
         try {
             await Promise.all([host.start(), peer?.start()]);
@@ -251,4 +252,14 @@ export class ScheduleStack {
         await this.azurite?.stop();
         if (this.azuriteFolder) await rm(this.azuriteFolder, { recursive: true, force: true });
     }
+}
+
+/**
+ * Ports for the schedule's host and its peer. A killed host comes back on its port, and even its
+ * first start follows the pick by a moment: a port from the OS's ephemeral range (what `freePort`
+ * gets) can meanwhile be given to an outgoing connection of another schedule run beside it.
+ */
+export async function hostPorts(): Promise<[number, number]> {
+    const host = await restartablePort();
+    return [host, await restartablePort(undefined, [host])];
 }
