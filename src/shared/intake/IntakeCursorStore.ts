@@ -7,9 +7,10 @@ const WRITE_ATTEMPTS = 5;
 /** Where the routine intake sweep carries on from: what the last fully successful sweep covered. */
 export const IntakeCursor = z.object({
     /**
-     * When that sweep read the intake sheet, by Smartsheet's clock: the sheet's `modifiedAt` as
-     * read, so every row changed after the read has a later `modifiedAt`. (Cursors stored before
-     * #18.9 hold the sweep's start by the instance's own clock; they read the same.)
+     * When that sweep read the intake sheet, by Smartsheet's clock: its answer's `Date` (never
+     * before the sheet's `modifiedAt` as read), so every row changed after the read has a later
+     * `modifiedAt`. (Cursors stored before #18.9 hold the sweep's start by the instance's own
+     * clock; they read the same.)
      */
     sweptAt: z.iso.datetime(),
     /** What it judged requests by besides their rows (product lines, template names): when these change, a rejected row may pass. */
