@@ -401,6 +401,15 @@ describe("azd files", () => {
         expect(Object.keys(parameters.parameters).filter((name) => !declared.includes(name))).toEqual([]);
     });
 
+    it("documents in docs/deploy.md every environment value main.parameters.json reads, but those azd sets itself", () => {
+        const parameters = readFileSync(path.join(infra, "main.parameters.json"), "utf8");
+        const values = [...parameters.matchAll(/\$\{([A-Z_]+)(?:=[^}]*)?\}/g)].map((match) => match[1]!);
+        const docs = readFileSync(path.join(root, "docs", "deploy.md"), "utf8");
+        const setByAzd = ["AZURE_ENV_NAME", "AZURE_PRINCIPAL_ID"];
+        expect(values.length).toBeGreaterThan(5);
+        expect(values.filter((name) => !setByAzd.includes(name) && !docs.includes(`\`${name}\``))).toEqual([]);
+    });
+
     it("declares one Functions service in TypeScript in azure.yaml, packaged with the backend's host.json", () => {
         const text = readFileSync(path.join(root, "azure.yaml"), "utf8");
         expect(text).toMatch(/^services:\n {2}api:\n {4}project: \.\/\n {4}language: ts\n {4}host: function\n/m);
