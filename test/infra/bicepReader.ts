@@ -123,7 +123,7 @@ function topLevelStatements(file: string, text: string): Statement[] {
     return starts.map((start, i) => {
         const next = i + 1 < starts.length ? starts[i + 1]!.at : text.length;
         const end = Math.min(next, ...decorators.filter((at) => at > start.at));
-        const source = stripTrailingDecorationsAndComments(text.slice(start.at, end));
+        const source = withoutTrailingComments(text.slice(start.at, end));
         const keyword = /^[A-Za-z]+/.exec(source)![0] as Statement["keyword"];
         const afterKeyword = source.slice(keyword.length).trimStart();
         if (keyword === "targetScope" || keyword === "import") return { keyword, name: "", rest: afterKeyword, line: start.line };
@@ -134,7 +134,7 @@ function topLevelStatements(file: string, text: string): Statement[] {
 }
 
 /** The statement without the blank and comment lines that belong to the next one. */
-function stripTrailingDecorationsAndComments(source: string): string {
+function withoutTrailingComments(source: string): string {
     const lines = source.split("\n");
     while (lines.length > 1) {
         const last = lines[lines.length - 1]!.trim();

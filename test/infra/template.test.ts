@@ -7,6 +7,7 @@ import { appSettingsOf, TOKEN_SECRET_NAME_BICEP, type Deployment, type TemplateS
 import { entryValue, objectLiteralsIn, parseBicep, readBicepTree, stringLiteral, stringLiteralsIn, type BicepFile } from "./bicepReader";
 import builtInRoles from "./builtInRoles.json";
 import pinned from "./pinned.json";
+import { parseYamlSubset } from "./yamlSubset";
 
 const root = path.resolve(__dirname, "..", "..");
 const infra = path.join(root, "infra");
@@ -411,9 +412,14 @@ describe("azd files", () => {
     });
 
     it("declares one Functions service in TypeScript in azure.yaml, packaged with the backend's host.json", () => {
-        const text = readFileSync(path.join(root, "azure.yaml"), "utf8");
-        expect(text).toMatch(/^services:\n {2}api:\n {4}project: \.\/\n {4}language: ts\n {4}host: function\n/m);
-        expect(text.match(/run: node infra\/scripts\/hostForBackend\.mjs/g)).toHaveLength(2);
+        const azureYaml = parseYamlSubset(readFileSync(path.join(root, "azure.yaml"), "utf8")) as { services: Record<string, Record<string, unknown>> };
+        expect(Object.keys(azureYaml.services)).toEqual(["api"]);
+        const service = azureYaml.services.api!;
+        expect({ project: service.project, language: service.language, host: service.host }).toEqual({ project: "./", language: "ts", host: "function" });
+        const prepackage = (service.hooks as Record<string, Record<string, { run: string }>>).prepackage!;
+        expect([prepackage.posix?.run, prepackage.windows?.run]).toEqual(["node infra/scripts/hostForBackend.mjs", "node infra/scripts/hostForBackend.mjs"]);
+        // The service name is the tag azd finds the Function App by.
+        expect(api.params.get("serviceName")).toBe("string = 'api'");
     });
 
     it("reads abbreviations for every prefix main.bicep uses", () => {
