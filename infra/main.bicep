@@ -21,6 +21,13 @@ param location string
 @description('Object id of the person deploying (azd sets AZURE_PRINCIPAL_ID). Used only to open the Durable Task Scheduler dashboard when that backend is chosen; leave empty for none.')
 param principalId string = ''
 
+@allowed([
+  'User'
+  'ServicePrincipal'
+])
+@description('What principalId is: a person (azd up at a desk) or a service principal (azd in a pipeline).')
+param principalType string = 'User'
+
 @minLength(1)
 @description('The customer sites, exactly as the app setting SITES lists them: [{"name","intakeSheetId","templateFolderId","productsFolderId","filingIndexSheetId","tokenSetting"}]. Each tokenSetting becomes an app setting holding a Key Vault reference to that site\'s token.')
 param sites array
@@ -180,6 +187,7 @@ module dts 'app/dts.bicep' = if (useScheduler) {
     skuName: dtsSkuName
     managedIdentityPrincipalId: apiUserAssignedIdentity.outputs.principalId
     dashboardPrincipalId: principalId
+    dashboardPrincipalType: principalType
   }
 }
 

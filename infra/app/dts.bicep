@@ -9,8 +9,9 @@ param tags object = {}
 param skuName string
 @description('Principal id of the app\'s user-assigned identity.')
 param managedIdentityPrincipalId string
-@description('Object id of a person who opens the dashboard; empty for none.')
+@description('Object id of a person (or pipeline) who opens the dashboard; empty for none.')
 param dashboardPrincipalId string = ''
+param dashboardPrincipalType string = 'User'
 
 var durableTaskDataContributor = '0ad04412-c4d5-4796-b79c-f76d14c8d402'
 
@@ -49,7 +50,7 @@ resource dashboardDataContributor 'Microsoft.Authorization/roleAssignments@2022-
   properties: {
     roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', durableTaskDataContributor)
     principalId: dashboardPrincipalId
-    principalType: 'User'
+    principalType: dashboardPrincipalType
   }
 }
 

@@ -406,7 +406,7 @@ describe("azd files", () => {
         const parameters = readFileSync(path.join(infra, "main.parameters.json"), "utf8");
         const values = [...parameters.matchAll(/\$\{([A-Z_]+)(?:=[^}]*)?\}/g)].map((match) => match[1]!);
         const docs = readFileSync(path.join(root, "docs", "deploy.md"), "utf8");
-        const setByAzd = ["AZURE_ENV_NAME", "AZURE_PRINCIPAL_ID"];
+        const setByAzd = ["AZURE_ENV_NAME", "AZURE_PRINCIPAL_ID", "AZURE_PRINCIPAL_TYPE"];
         expect(values.length).toBeGreaterThan(5);
         expect(values.filter((name) => !setByAzd.includes(name) && !docs.includes(`\`${name}\``))).toEqual([]);
     });
