@@ -1,4 +1,6 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { coreToolsFuncIgnore, publishedFiles } from "../helpers/coreToolsFuncIgnore";
@@ -94,6 +96,29 @@ const NODE_MODULES = [
     "node_modules/durable-functions/lib/src/index.d.ts",
 ];
 
+/**
+ * The files of `paths` that git's rules leave (for tools that read .funcignore as a .gitignore):
+ * `git check-ignore` in a scratch repository holding the files, empty, with .funcignore as its
+ * exclude file.
+ */
+function gitPublished(paths: readonly string[], funcignore: string): string[] {
+    const dir = mkdtempSync(path.join(tmpdir(), "sheetwright-funcignore-"));
+    try {
+        spawnSync("git", ["init", "-q"], { cwd: dir });
+        for (const file of paths) {
+            mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
+            writeFileSync(path.join(dir, file), "");
+        }
+        writeFileSync(path.join(dir, ".git", "info", "exclude"), funcignore);
+        const result = spawnSync("git", ["check-ignore", "--no-index", "--stdin"], { cwd: dir, input: paths.join("\n"), encoding: "utf8" });
+        if (result.status !== 0 && result.status !== 1) throw new Error(`git check-ignore failed: ${result.stderr}`);
+        const ignored = new Set(result.stdout.split("\n"));
+        return paths.filter((file) => !ignored.has(file));
+    } finally {
+        rmSync(dir, { recursive: true, force: true });
+    }
+}
+
 describe("the package .funcignore leaves, read as Core Tools reads it", () => {
     const sources = workingTree();
     const jobsCli = ["dist/tools/jobs-cli/main.js", "dist/tools/jobs-cli/main.js.map", "dist/tools/jobs-cli/format.js"];
@@ -105,6 +130,12 @@ describe("the package .funcignore leaves, read as Core Tools reads it", () => {
         const jobsCliFiles = [...new Set([...jobsCli, ...compiled(sources).filter((file) => file.startsWith("dist/tools/jobs-cli/"))])];
         expect(appJs).toContain("dist/src/index.js");
         expect([...published].sort()).toEqual(["host.json", "package.json", "package-lock.json", ...appJs, ...jobsCliFiles, ...NODE_MODULES].sort());
+    });
+
+    it("is the same read with git's rules", () => {
+        // A worktree's .git file would clash with the scratch repository's.
+        const gitTree = tree.filter((file) => file !== ".git");
+        expect(gitPublished(gitTree, FUNCIGNORE).sort()).toEqual(published.filter((file) => gitTree.includes(file)).sort());
     });
 
     it("holds no TypeScript source, no source map outside the jobs CLI, no settings file and no test", () => {
