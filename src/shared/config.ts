@@ -392,7 +392,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, host?: HostLimi
               const meaning = name in SETTINGS && name !== "SITES" ? ` (${SETTINGS[name as SettingName]})` : "";
               return `${pathText(issue.path)}: ${issue.message}${meaning}`;
           });
-    if (!reachesStorage(input)) {
+    const serviceUriGiven = ["blob", "queue", "table"].some((service) => input[`AzureWebJobsStorage__${service}ServiceUri`] !== undefined);
+    // With some service URIs given, identityStorageProblems names the ones missing.
+    if (!reachesStorage(input) && !serviceUriGiven) {
         problems.push(
             "AzureWebJobsStorage: missing: a storage connection string, or AzureWebJobsStorage__accountName (or " +
                 "__blobServiceUri, __queueServiceUri and __tableServiceUri) to reach the account with a managed identity",
@@ -521,11 +523,17 @@ function identityStorageProblems(input: Record<string, string>): string[] {
     const set = uris.filter((uri) => input[`AzureWebJobsStorage__${uri}`] !== undefined);
     if (set.length > 0 && set.length < uris.length) {
         const missing = uris.filter((uri) => !set.includes(uri));
-        const account = /^https?:\/\/([^./]+)\./i.exec(input[`AzureWebJobsStorage__${set[0]!}`] ?? "")?.[1] ?? "<account>";
+        const given = input[`AzureWebJobsStorage__${set[0]!}`]!.replace(/\/+$/, "");
+        // The same account and cloud as the URI given: only the service's label differs.
+        const uriFor = (uri: string) => {
+            const service = uri.replace("ServiceUri", "");
+            const derived = given.replace(/^(https?:\/\/[^./]+\.)(blob|queue|table)\./i, `$1${service}.`);
+            return derived === given ? `https://<account>.${service}.core.windows.net` : derived;
+        };
         problems.push(
             `${missing.map((uri) => `AzureWebJobsStorage__${uri}`).join(", ")}: missing: with service URIs the Functions host needs all three ` +
                 `(it keeps its locks, timer state and Durable Functions' leases in blobs); add ` +
-                missing.map((uri) => `AzureWebJobsStorage__${uri}=https://${account}.${uri.replace("ServiceUri", "")}.core.windows.net`).join(" and ") +
+                missing.map((uri) => `AzureWebJobsStorage__${uri}=${uriFor(uri)}`).join(" and ") +
                 `, or give AzureWebJobsStorage__accountName instead of the URIs`,
         );
     }

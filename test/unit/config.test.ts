@@ -488,6 +488,15 @@ describe("settings that pass here but would fail on Azure", () => {
         ]);
     });
 
+    it("derives the missing URIs from the one given, in its own cloud", () => {
+        const problems = problemsOf({ ...valid, AzureWebJobsStorage: "", AzureWebJobsStorage__tableServiceUri: "https://acct.table.core.usgovcloudapi.net/" }).problems;
+        expect(problems).toEqual([
+            "AzureWebJobsStorage__blobServiceUri, AzureWebJobsStorage__queueServiceUri: missing: with service URIs the Functions host needs all three " +
+                "(it keeps its locks, timer state and Durable Functions' leases in blobs); add AzureWebJobsStorage__blobServiceUri=https://acct.blob.core.usgovcloudapi.net " +
+                "and AzureWebJobsStorage__queueServiceUri=https://acct.queue.core.usgovcloudapi.net, or give AzureWebJobsStorage__accountName instead of the URIs",
+        ]);
+    });
+
     it("accepts __credential in any case, as the host does, and refuses any other credential", () => {
         expect(loadConfig({ ...identity, AzureWebJobsStorage__credential: "ManagedIdentity" }).AzureWebJobsStorage__credential).toBe("managedidentity");
         expect(problemsOf({ ...identity, AzureWebJobsStorage__credential: "clientsecret" }).problems).toEqual([

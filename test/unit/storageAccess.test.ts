@@ -76,9 +76,11 @@ describe("reaching the storage account as the Functions host does", () => {
         expect(tableClientFor(access, "SheetwrightJobs").url).toBe("http://127.0.0.1:10002/devstoreaccount1");
     });
 
-    it("refuses settings that reach no storage account, or half of the URI pair, saying what to give", () => {
+    it("refuses settings that reach no storage account, or only some of the service URIs, saying what to give", () => {
         expect(() => loadConfig(base)).toThrow(/AzureWebJobsStorage: missing: a storage connection string, or AzureWebJobsStorage__accountName/);
-        expect(() => loadConfig({ ...base, AzureWebJobsStorage__tableServiceUri: "https://acct.table.core.windows.net" })).toThrow(/AzureWebJobsStorage: missing/);
+        expect(() => loadConfig({ ...base, AzureWebJobsStorage__tableServiceUri: "https://acct.table.core.windows.net" })).toThrow(
+            /AzureWebJobsStorage__blobServiceUri, AzureWebJobsStorage__queueServiceUri: missing/,
+        );
         expect(() => loadConfig({ ...base, AzureWebJobsStorage__accountName: "Not_An_Account" })).toThrow(/AzureWebJobsStorage__accountName: expected a storage account name/);
         expect(() => loadConfig({ ...base, AzureWebJobsStorage__accountName: "acct", AzureWebJobsStorage__credential: "password" })).toThrow(/AzureWebJobsStorage__credential: expected managedidentity/);
     });
