@@ -75,6 +75,7 @@ const LOCAL_ONLY = [
     ".azure/dev/.env",
     ".azure/config.json",
     ".env",
+    ".env.local",
     ".vscode/launch.json",
     "coverage/index.html",
     "__azurite_db_table__.json",
