@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { parseCron, nextUtc } from "./schedule/ncrontab";
+import { planIgnoringTimeZone, resolveTimeZone } from "./schedule/timeZone";
 import { budgetPacingWaitMs, SLICES_PER_WINDOW } from "./smartsheet/SharedTokenBudget";
 
 const smartsheetId = (what: string) =>
@@ -33,10 +35,42 @@ const queueName = z
         "expected 3–53 lowercase letters, digits and single hyphens, not at either end (Azure Queue rules, with room for -reconcile)",
     );
 
+/**
+ * A schedule the Functions timer accepts: six NCRONTAB fields (it parses with seconds, so the
+ * five-field cron form is refused on Azure), every value in range, and an occurrence to come.
+ */
 const ncrontab = z
     .string()
     .trim()
-    .refine((value) => value.split(/\s+/).length === 6, "expected a 6-field NCRONTAB schedule, e.g. 0 */5 * * * *");
+    .superRefine((value, context) => {
+        const problem = scheduleProblem(value);
+        if (problem) context.addIssue({ code: "custom", message: problem });
+    });
+
+function scheduleProblem(expression: string): string | undefined {
+    if (expression.split(/\s+/).length !== 6) return "expected a 6-field NCRONTAB schedule, e.g. 0 */5 * * * *";
+    try {
+        nextUtc(parseCron(expression), new Date());
+        return undefined;
+    } catch (error) {
+        return (error as Error).message.replace(/\.$/, "");
+    }
+}
+
+/** Both spellings the Functions host accepts for an identity-based connection's credential, normalized. */
+const managedIdentityCredential = z
+    .string()
+    .trim()
+    .refine((value) => value.toLowerCase() === "managedidentity", "expected managedidentity (any case), or leave it out for the default Azure credential chain")
+    .transform(() => "managedidentity" as const);
+
+const serviceUri = (service: "blob" | "queue" | "table") =>
+    z
+        .string()
+        .url({ error: `expected a URL such as https://<account>.${service}.core.windows.net`, abort: true })
+        .refine((value) => /^https:\/\//i.test(value) || /^http:\/\/(127\.\d+\.\d+\.\d+|localhost)(:\d+)?(\/|$)/i.test(value), {
+            message: `expected an https URL such as https://<account>.${service}.core.windows.net (plain http only on this machine)`,
+        });
 
 /** https, or plain http only on this machine: anything else would send a secret in clear. */
 const httpsOrLoopbackUrl = (example: string) =>
@@ -184,10 +218,14 @@ export const SETTINGS = {
     FILING_INDEX_SHEET_ID: "single site: id of the Filing Index sheet (leave out with SITES)",
     AzureWebJobsStorage: "storage connection string (Tables and Queues); or leave it out and use a managed identity with the settings below",
     AzureWebJobsStorage__accountName: "storage account name, for a managed identity instead of a connection string",
+    AzureWebJobsStorage__blobServiceUri:
+        "Blob service URI, for a managed identity (instead of the account name); required with the queue and table URIs: the Functions host keeps its locks and timer state in blobs",
     AzureWebJobsStorage__tableServiceUri: "Table service URI, for a managed identity (instead of the account name)",
     AzureWebJobsStorage__queueServiceUri: "Queue service URI, for a managed identity (instead of the account name)",
-    AzureWebJobsStorage__credential: "`managedidentity` to use only the app's managed identity (else the default Azure credential chain)",
+    AzureWebJobsStorage__credential: "`managedidentity` (any case) to use only the app's managed identity (else the default Azure credential chain)",
     AzureWebJobsStorage__clientId: "client id of a user-assigned managed identity",
+    AzureWebJobsStorage__managedIdentityResourceId:
+        "resource id of a user-assigned managed identity (/subscriptions/…/userAssignedIdentities/<name>), instead of its client id",
     JOBS_TABLE: "Azure Table holding one row per product job",
     PROVISION_QUEUE: "queue carrying key-only provisioning messages",
     TASK_HUB_NAME:
@@ -195,6 +233,8 @@ export const SETTINGS = {
     INTAKE_SWEEP_SCHEDULE: "NCRONTAB schedule of the intake sweep (reads the rows changed since its cursor)",
     INTAKE_FULL_SWEEP_SCHEDULE: "NCRONTAB schedule of the full intake sweep (reads every row; catches what the cursor missed)",
     REAPER_SCHEDULE: "NCRONTAB schedule of the reaper",
+    WEBSITE_TIME_ZONE:
+        "time zone the NCRONTAB schedules run in (IANA id such as Europe/Berlin, or a Windows id such as W. Europe Standard Time); leave it out for UTC. Azure ignores it on Flex Consumption and Linux Consumption, where it is refused",
     STALE_AFTER_MINUTES: "a job without progress for longer than this is taken over by the reaper",
     MAX_RECOVERIES: "recoveries before a job is parked for a person",
     SMARTSHEET_REQUESTS_PER_MINUTE:
@@ -215,7 +255,8 @@ export const SETTINGS = {
     STEP_RETRY_FIRST_SECONDS: "first retry delay of a step that failed transiently (doubles each time)",
     STEP_RETRY_MAX_SECONDS: "longest delay between two retries of a step",
     STEP_RETRY_ATTEMPTS: "attempts of a step before its orchestration gives up (the reaper then recovers it)",
-    ALERT_WEBHOOK_URL: "optional webhook that is POSTed when a job is parked",
+    ALERT_WEBHOOK_URL:
+        "optional webhook POSTed for every alert ops must act on: a job parked (job.parked); a whole site failing a run (site.failed) and, when it sweeps again, recovering (site.recovered); an intake row whose status Smartsheet refused to write (intake.rowRefused); open or parked jobs on an intake sheet no site in SITES serves (jobs.orphaned)",
 } as const;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -241,10 +282,19 @@ export const Settings = z.object({
         .string()
         .regex(/^[a-z0-9]{3,24}$/, "expected a storage account name: 3–24 lowercase letters and digits")
         .optional(),
-    AzureWebJobsStorage__tableServiceUri: z.string().url({ error: "expected a URL such as https://<account>.table.core.windows.net" }).optional(),
-    AzureWebJobsStorage__queueServiceUri: z.string().url({ error: "expected a URL such as https://<account>.queue.core.windows.net" }).optional(),
-    AzureWebJobsStorage__credential: z.literal("managedidentity", { error: "expected managedidentity (or leave it out)" }).optional(),
+    AzureWebJobsStorage__blobServiceUri: serviceUri("blob").optional(),
+    AzureWebJobsStorage__tableServiceUri: serviceUri("table").optional(),
+    AzureWebJobsStorage__queueServiceUri: serviceUri("queue").optional(),
+    AzureWebJobsStorage__credential: managedIdentityCredential.optional(),
     AzureWebJobsStorage__clientId: z.string().trim().min(1).optional(),
+    AzureWebJobsStorage__managedIdentityResourceId: z
+        .string()
+        .trim()
+        .regex(
+            /^\/subscriptions\/[^/]+\/resourceGroups\/[^/]+\/providers\/Microsoft\.ManagedIdentity\/userAssignedIdentities\/[^/]+$/i,
+            "expected the resource id of a user-assigned identity: /subscriptions/<id>/resourceGroups/<group>/providers/Microsoft.ManagedIdentity/userAssignedIdentities/<name>",
+        )
+        .optional(),
     JOBS_TABLE: tableName.default("SheetwrightJobs"),
     PROVISION_QUEUE: queueName.default("provision-jobs"),
     TASK_HUB_NAME: z
@@ -253,6 +303,14 @@ export const Settings = z.object({
     INTAKE_SWEEP_SCHEDULE: ncrontab.default("0 0,30 8-18 * * 1-5"),
     INTAKE_FULL_SWEEP_SCHEDULE: ncrontab.default("0 30 2 * * *"),
     REAPER_SCHEDULE: ncrontab.default("0 */5 * * * *"),
+    WEBSITE_TIME_ZONE: z
+        .string()
+        .trim()
+        .superRefine((value, context) => {
+            const zone = resolveTimeZone(value);
+            if (!zone.ok) context.addIssue({ code: "custom", message: zone.problem });
+        })
+        .optional(),
     STALE_AFTER_MINUTES: z.coerce
         .number({ error: "expected minutes, e.g. 15" })
         .positive("expected minutes, e.g. 15")
@@ -334,12 +392,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, host?: HostLimi
               const meaning = name in SETTINGS && name !== "SITES" ? ` (${SETTINGS[name as SettingName]})` : "";
               return `${pathText(issue.path)}: ${issue.message}${meaning}`;
           });
-    if (!reachesStorage(input)) {
+    const serviceUriGiven = ["blob", "queue", "table"].some((service) => input[`AzureWebJobsStorage__${service}ServiceUri`] !== undefined);
+    // With some service URIs given, identityStorageProblems names the ones missing.
+    if (!reachesStorage(input) && !serviceUriGiven) {
         problems.push(
-            "AzureWebJobsStorage: missing: a storage connection string, or AzureWebJobsStorage__accountName (or both " +
-                "__tableServiceUri and __queueServiceUri) to reach the account with a managed identity",
+            "AzureWebJobsStorage: missing: a storage connection string, or AzureWebJobsStorage__accountName (or " +
+                "__blobServiceUri, __queueServiceUri and __tableServiceUri) to reach the account with a managed identity",
         );
     }
+    problems.push(...identityStorageProblems(input), ...timeZoneProblems(input, env));
     const sites = sitesOf(input, parsed.success ? parsed.data : undefined, env, problems);
     // The timing checks need only the timing settings: report them even when others are wrong.
     const timing = Settings.pick(TIMING_SETTINGS).safeParse(input);
@@ -375,7 +436,8 @@ function sitesOf(input: Record<string, string>, settings: Settings | undefined, 
         const sites: SiteConfig[] = [];
         for (const site of settings.SITES) {
             const token = env[site.tokenSetting]?.trim();
-            if (token) sites.push({ ...site, token });
+            if (token && isUnresolvedKeyVaultReference(token)) problems.push(unresolvedKeyVaultProblem(site.tokenSetting, `site "${site.name}"`));
+            else if (token) sites.push({ ...site, token });
             else {
                 problems.push(
                     `${site.tokenSetting}: missing: site "${site.name}" in SITES takes its Smartsheet token from this app setting; ` +
@@ -389,6 +451,10 @@ function sitesOf(input: Record<string, string>, settings: Settings | undefined, 
         problems.push(`${name}: missing (${SETTINGS[name]}); set it, or list every site in SITES`);
     }
     if (input.SMARTSHEET_ACCESS_TOKEN === undefined) problems.push(`SMARTSHEET_ACCESS_TOKEN: missing (${SETTINGS.SMARTSHEET_ACCESS_TOKEN})`);
+    else if (isUnresolvedKeyVaultReference(input.SMARTSHEET_ACCESS_TOKEN.trim())) {
+        problems.push(unresolvedKeyVaultProblem("SMARTSHEET_ACCESS_TOKEN", "the site"));
+        return undefined;
+    }
     if (!settings || settings.SMARTSHEET_ACCESS_TOKEN === undefined || SINGLE_SITE_IDS.some((name) => settings[name] === undefined)) return undefined;
     return [
         {
@@ -401,6 +467,23 @@ function sitesOf(input: Record<string, string>, settings: Settings | undefined, 
             token: settings.SMARTSHEET_ACCESS_TOKEN,
         },
     ];
+}
+
+/**
+ * App Service replaces `@Microsoft.KeyVault(...)` with the secret before the app starts; when it
+ * cannot read the secret it leaves the reference as it is, which Smartsheet would get as the token.
+ */
+function isUnresolvedKeyVaultReference(value: string): boolean {
+    return /^@Microsoft\.KeyVault\s*\(/i.test(value);
+}
+
+function unresolvedKeyVaultProblem(setting: string, whose: string): string {
+    return (
+        `${setting}: is still the Key Vault reference, not ${whose}'s token: App Service could not read the secret. Give the app's ` +
+        `identity the "Key Vault Secrets User" role on the vault (a user-assigned identity must also be the app's ` +
+        `keyVaultReferenceIdentity), check that the SecretUri names an existing secret, and read the reference's status ` +
+        `in the app's Environment variables blade (Key vault reference: Resolved, or why not); then restart the app`
+    );
 }
 
 /** The token settings SITES names, read leniently, so that an error never shows a token even when SITES itself is wrong. */
@@ -425,6 +508,54 @@ function reachesStorage(input: Record<string, string>): boolean {
         input.AzureWebJobsStorage__accountName !== undefined ||
         (input.AzureWebJobsStorage__tableServiceUri !== undefined && input.AzureWebJobsStorage__queueServiceUri !== undefined)
     );
+}
+
+/**
+ * An identity-based connection the Functions host would not start on. It reaches blobs (its locks,
+ * timer state, Durable Functions' leases) through the same connection, so service URIs without the
+ * blob one pass the app's own needs and fail the host's; and it takes a user-assigned identity by
+ * client id or by resource id, never both.
+ */
+function identityStorageProblems(input: Record<string, string>): string[] {
+    if (input.AzureWebJobsStorage !== undefined || input.AzureWebJobsStorage__accountName !== undefined) return [];
+    const problems: string[] = [];
+    const uris = ["blobServiceUri", "queueServiceUri", "tableServiceUri"] as const;
+    const set = uris.filter((uri) => input[`AzureWebJobsStorage__${uri}`] !== undefined);
+    if (set.length > 0 && set.length < uris.length) {
+        const missing = uris.filter((uri) => !set.includes(uri));
+        const given = input[`AzureWebJobsStorage__${set[0]!}`]!.replace(/\/+$/, "");
+        // The same account and cloud as the URI given: only the service's label differs.
+        const uriFor = (uri: string) => {
+            const service = uri.replace("ServiceUri", "");
+            const derived = given.replace(/^(https?:\/\/[^./]+\.)(blob|queue|table)\./i, `$1${service}.`);
+            return derived === given ? `https://<account>.${service}.core.windows.net` : derived;
+        };
+        problems.push(
+            `${missing.map((uri) => `AzureWebJobsStorage__${uri}`).join(", ")}: missing: with service URIs the Functions host needs all three ` +
+                `(it keeps its locks, timer state and Durable Functions' leases in blobs); add ` +
+                missing.map((uri) => `AzureWebJobsStorage__${uri}=${uriFor(uri)}`).join(" and ") +
+                `, or give AzureWebJobsStorage__accountName instead of the URIs`,
+        );
+    }
+    if (input.AzureWebJobsStorage__clientId !== undefined && input.AzureWebJobsStorage__managedIdentityResourceId !== undefined) {
+        problems.push(
+            "AzureWebJobsStorage__managedIdentityResourceId: set together with AzureWebJobsStorage__clientId; the Functions host takes " +
+                "one user-assigned identity by one of them: remove either",
+        );
+    }
+    return problems;
+}
+
+/** WEBSITE_TIME_ZONE where Azure ignores it: the schedules would run in UTC while ops reads them as local time. */
+function timeZoneProblems(input: Record<string, string>, env: NodeJS.ProcessEnv): string[] {
+    const zone = input.WEBSITE_TIME_ZONE?.trim();
+    const plan = zone === undefined ? undefined : planIgnoringTimeZone(env);
+    if (!plan) return [];
+    return [
+        `WEBSITE_TIME_ZONE: ${plan} ignores it, so the timers would run in UTC, not in ${zone}. ` +
+            `Remove it and write INTAKE_SWEEP_SCHEDULE and the other schedules in UTC (working hours then shift by an hour ` +
+            `when the clocks change), or host the app on a Premium or Dedicated plan, where WEBSITE_TIME_ZONE is honoured`,
+    ];
 }
 
 const TIMING_SETTINGS = {
@@ -550,16 +681,19 @@ const SHOWN_AS: Record<SettingName, "value" | "origin" | "storage" | "sites" | "
     FILING_INDEX_SHEET_ID: "value",
     AzureWebJobsStorage: "storage",
     AzureWebJobsStorage__accountName: "value",
+    AzureWebJobsStorage__blobServiceUri: "origin",
     AzureWebJobsStorage__tableServiceUri: "origin",
     AzureWebJobsStorage__queueServiceUri: "origin",
     AzureWebJobsStorage__credential: "value",
     AzureWebJobsStorage__clientId: "value",
+    AzureWebJobsStorage__managedIdentityResourceId: "value",
     JOBS_TABLE: "value",
     PROVISION_QUEUE: "value",
     TASK_HUB_NAME: "value",
     INTAKE_SWEEP_SCHEDULE: "value",
     INTAKE_FULL_SWEEP_SCHEDULE: "value",
     REAPER_SCHEDULE: "value",
+    WEBSITE_TIME_ZONE: "value",
     STALE_AFTER_MINUTES: "value",
     MAX_RECOVERIES: "value",
     SMARTSHEET_REQUESTS_PER_MINUTE: "value",

@@ -35,20 +35,32 @@ export type StorageAccess =
  * The storage access the settings describe, the way the Functions host reads `AzureWebJobsStorage`:
  * a connection string when one is set; otherwise an identity-based connection from
  * `AzureWebJobsStorage__accountName` (or the `__tableServiceUri`/`__queueServiceUri` pair), with the
- * app's managed identity (`__credential` = `managedidentity`, `__clientId` for a user-assigned one)
- * or else the default Azure credential chain.
+ * credential storageCredentialOf builds.
  */
 export function storageAccessOf(config: Config): StorageAccess {
     if (config.AzureWebJobsStorage) return { kind: "connectionString", connectionString: config.AzureWebJobsStorage };
     const account = config.AzureWebJobsStorage__accountName;
     const tableServiceUri = config.AzureWebJobsStorage__tableServiceUri ?? `https://${account}.table.core.windows.net`;
     const queueServiceUri = config.AzureWebJobsStorage__queueServiceUri ?? `https://${account}.queue.core.windows.net`;
-    const clientId = config.AzureWebJobsStorage__clientId;
-    const credential =
-        config.AzureWebJobsStorage__credential === "managedidentity"
-            ? new ManagedIdentityCredential(clientId ? { clientId } : {})
-            : new DefaultAzureCredential(clientId ? { managedIdentityClientId: clientId } : {});
+    const credential = storageCredentialOf(config);
     return { kind: "identity", tableServiceUri: tableServiceUri.replace(/\/+$/, ""), queueServiceUri: queueServiceUri.replace(/\/+$/, ""), credential };
+}
+
+/**
+ * The credential the Functions host builds for `AzureWebJobsStorage`: with `__credential` =
+ * managedidentity only the app's managed identity (a user-assigned one by `__clientId` or by
+ * `__managedIdentityResourceId`), otherwise the default Azure credential chain, told the same identity.
+ */
+export function storageCredentialOf(
+    config: Pick<Config, "AzureWebJobsStorage__credential" | "AzureWebJobsStorage__clientId" | "AzureWebJobsStorage__managedIdentityResourceId">,
+): TokenCredential {
+    const clientId = config.AzureWebJobsStorage__clientId;
+    const resourceId = config.AzureWebJobsStorage__managedIdentityResourceId;
+    if (config.AzureWebJobsStorage__credential === "managedidentity") {
+        return resourceId ? new ManagedIdentityCredential({ resourceId }) : new ManagedIdentityCredential(clientId ? { clientId } : {});
+    }
+    if (resourceId) return new DefaultAzureCredential({ managedIdentityResourceId: resourceId });
+    return new DefaultAzureCredential(clientId ? { managedIdentityClientId: clientId } : {});
 }
 
 /** `options` tunes the client, e.g. `retryOptions` for a caller that handles its own retries. */

@@ -1,31 +1,21 @@
 import { execFileSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { startHost } from "../../tools/functions-host/index";
+import { publishedFiles } from "../helpers/coreToolsFuncIgnore";
 import { uniqueName } from "../helpers/names";
 
 const ROOT = path.resolve(__dirname, "..", "..");
 
-/** `.funcignore` as `func azure functionapp publish` reads it (the gitignore forms it uses). */
-function funcIgnored(): (relative: string) => boolean {
-    const patterns = readFileSync(path.join(ROOT, ".funcignore"), "utf8")
-        .split("\n")
-        .map((line) => line.trim())
-        .filter((line) => line !== "" && !line.startsWith("#"));
-    const matchers = patterns.map((pattern) => {
-        const directory = pattern.endsWith("/");
-        const body = pattern.replace(/\/$/, "").replace(/^\//, "");
-        const anchored = pattern.startsWith("/") || body.includes("/");
-        const glob = new RegExp(`^${body.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, "[^/]*")}$`);
-        return (relative: string) => {
-            const parts = relative.split("/");
-            if (anchored) return relative === body || relative.startsWith(`${body}/`) || (!directory && glob.test(relative));
-            return parts.some((part, index) => glob.test(part) && (!directory || index < parts.length - 1 || existsSync(path.join(ROOT, relative))));
-        };
+/** Every file of the app folder but node_modules (the test installs the production ones itself). */
+function appFolderFiles(relative = ""): string[] {
+    return readdirSync(path.join(ROOT, relative), { withFileTypes: true }).flatMap((entry) => {
+        const child = relative ? `${relative}/${entry.name}` : entry.name;
+        if (child === "node_modules") return [];
+        return entry.isDirectory() ? appFolderFiles(child) : entry.isFile() ? [child] : [];
     });
-    return (relative) => matchers.some((matches) => matches(relative));
 }
 
 describe("the package func azure functionapp publish deploys", () => {
@@ -33,23 +23,19 @@ describe("the package func azure functionapp publish deploys", () => {
     afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
     it("holds production dependencies only, and the app loads from it with every function registered", { timeout: 180_000 }, async () => {
-        const ignored = funcIgnored();
-        const copied: string[] = [];
-        const walk = (relative: string) => {
-            for (const entry of readdirSync(path.join(ROOT, relative), { withFileTypes: true })) {
-                const child = relative ? `${relative}/${entry.name}` : entry.name;
-                if (child === "node_modules" || ignored(child)) continue;
-                if (entry.isDirectory()) walk(child);
-                else {
-                    mkdirSync(path.dirname(path.join(dir, child)), { recursive: true });
-                    cpSync(path.join(ROOT, child), path.join(dir, child));
-                    copied.push(child);
-                }
-            }
-        };
-        walk("");
-        expect(copied.filter((file) => !file.startsWith("dist/src/")).sort()).toEqual([".funcignore", "host.json", "package-lock.json", "package.json"]);
-        expect(copied.filter((file) => file.endsWith(".ts") || file.endsWith(".map"))).toEqual([]);
+        // As Core Tools reads .funcignore (its own parser, not git's): test/helpers/coreToolsFuncIgnore.ts.
+        const copied = publishedFiles(appFolderFiles(), readFileSync(path.join(ROOT, ".funcignore"), "utf8"));
+        for (const file of copied) {
+            mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
+            cpSync(path.join(ROOT, file), path.join(dir, file));
+        }
+        expect(copied).toContain("dist/src/index.js");
+        expect(copied.filter((file) => !file.startsWith("dist/src/") && !file.startsWith("dist/tools/jobs-cli/")).sort()).toEqual([
+            "host.json",
+            "package-lock.json",
+            "package.json",
+        ]);
+        expect(copied.filter((file) => file.startsWith("dist/src/") && !file.endsWith(".js"))).toEqual([]);
 
         execFileSync("npm", ["ci", "--omit=dev", "--no-audit", "--no-fund", "--ignore-scripts"], { cwd: dir, stdio: "pipe" });
         const installed = readdirSync(path.join(dir, "node_modules"));

@@ -7,7 +7,7 @@ import { normalizeConnectionString } from "../../tools/functions-host/storage/st
 import { HostConfig } from "../../tools/functions-host/config/hostConfig";
 import { loadAppEntryPoints, resolveAppEntryPoints } from "../../tools/functions-host/worker/appLoader";
 import { expandGlob } from "../../tools/functions-host/worker/glob";
-import { formatTimeSpan, parseTimeSpan } from "../../tools/functions-host/util/timeSpan";
+import { formatTimeSpan, parseTimeSpan } from "../../src/shared/schedule/timeSpan";
 
 function appDir(files: Record<string, string>): string {
     const dir = mkdtempSync(path.join(tmpdir(), "host-config-"));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseSchedule } from "../../tools/functions-host/ncrontab";
+import { parseSchedule } from "../../src/shared/schedule/ncrontab";
 
 const next = (expression: string, after: string, timeZone?: string) => parseSchedule(expression, timeZone).next(new Date(after)).toISOString();
 
@@ -33,6 +33,27 @@ describe("NCRONTAB schedules", () => {
     it("evaluates in WEBSITE_TIME_ZONE when given", () => {
         expect(next("0 0 9 * * *", "2025-01-15T00:00:00Z", "America/New_York")).toBe("2025-01-15T14:00:00.000Z");
         expect(next("0 0 9 * * *", "2025-07-15T00:00:00Z", "America/New_York")).toBe("2025-07-15T13:00:00.000Z");
+    });
+
+    it("keeps the working hours of the default sweep schedule on the local clock across the spring change", () => {
+        const sweep = "0 0,30 8-18 * * 1-5";
+        expect(next(sweep, "2025-03-28T17:00:00Z", "Europe/Berlin")).toBe("2025-03-28T17:30:00.000Z"); // Friday 18:30 CET
+        expect(next(sweep, "2025-03-28T17:30:00Z", "Europe/Berlin")).toBe("2025-03-31T06:00:00.000Z"); // Monday 08:00 CEST
+    });
+
+    it("runs a time the clocks skip at the same moment after the change, as the Functions timer does", () => {
+        expect(next("0 30 2 * * *", "2025-03-09T05:00:00Z", "America/New_York")).toBe("2025-03-09T07:30:00.000Z"); // 03:30 EDT
+        expect(next("0 30 2 * * *", "2025-03-09T07:30:00Z", "America/New_York")).toBe("2025-03-10T06:30:00.000Z"); // 02:30 EDT
+    });
+
+    it("runs a time the clocks show twice once, in standard time, when they go back", () => {
+        expect(next("0 30 1 * * *", "2025-11-02T04:00:00Z", "America/New_York")).toBe("2025-11-02T06:30:00.000Z"); // 01:30 EST
+        expect(next("0 30 1 * * *", "2025-11-02T06:30:00Z", "America/New_York")).toBe("2025-11-03T06:30:00.000Z");
+    });
+
+    it("takes a Windows time-zone id as App Service on Windows does", () => {
+        expect(next("0 0 9 * * *", "2025-07-15T00:00:00Z", "Eastern Standard Time")).toBe("2025-07-15T13:00:00.000Z");
+        expect(next("0 0 9 * * *", "2025-01-15T00:00:00Z", "w. europe standard time")).toBe("2025-01-15T08:00:00.000Z");
     });
 
     it("rejects malformed expressions with the field at fault", () => {

@@ -459,3 +459,107 @@ describe("SITES: several customers from one deployment", () => {
         expect(text).not.toContain('"sites"');
     });
 });
+
+describe("settings that pass here but would fail on Azure", () => {
+    const identity = {
+        SMARTSHEET_ACCESS_TOKEN: TOKEN,
+        INTAKE_SHEET_ID: "4583173393803140",
+        TEMPLATE_FOLDER_ID: "1234567890123456",
+        PRODUCTS_FOLDER_ID: "2234567890123456",
+        FILING_INDEX_SHEET_ID: "3234567890123456",
+        TASK_HUB_NAME: "Sheetwright",
+        AzureWebJobsStorage__blobServiceUri: "https://sheetwrightprod.blob.core.windows.net/",
+        AzureWebJobsStorage__queueServiceUri: "https://sheetwrightprod.queue.core.windows.net/",
+        AzureWebJobsStorage__tableServiceUri: "https://sheetwrightprod.table.core.windows.net/",
+        AzureWebJobsStorage__credential: "managedidentity",
+        AzureWebJobsStorage__clientId: "00000000-1111-2222-3333-444444444444",
+    };
+
+    it("accepts identity-based storage exactly as the infra template sets it", () => {
+        expect(loadConfig(identity)).toMatchObject({ AzureWebJobsStorage__credential: "managedidentity", AzureWebJobsStorage__clientId: identity.AzureWebJobsStorage__clientId });
+    });
+
+    it("refuses queue and table URIs without the blob URI the Functions host needs, naming the setting to add", () => {
+        const { AzureWebJobsStorage__blobServiceUri: _blob, ...withoutBlob } = identity;
+        expect(problemsOf(withoutBlob).problems).toEqual([
+            expect.stringMatching(
+                /^AzureWebJobsStorage__blobServiceUri: missing: .*add AzureWebJobsStorage__blobServiceUri=https:\/\/sheetwrightprod\.blob\.core\.windows\.net/,
+            ),
+        ]);
+    });
+
+    it("derives the missing URIs from the one given, in its own cloud", () => {
+        const problems = problemsOf({ ...valid, AzureWebJobsStorage: "", AzureWebJobsStorage__tableServiceUri: "https://acct.table.core.usgovcloudapi.net/" }).problems;
+        expect(problems).toEqual([
+            "AzureWebJobsStorage__blobServiceUri, AzureWebJobsStorage__queueServiceUri: missing: with service URIs the Functions host needs all three " +
+                "(it keeps its locks, timer state and Durable Functions' leases in blobs); add AzureWebJobsStorage__blobServiceUri=https://acct.blob.core.usgovcloudapi.net " +
+                "and AzureWebJobsStorage__queueServiceUri=https://acct.queue.core.usgovcloudapi.net, or give AzureWebJobsStorage__accountName instead of the URIs",
+        ]);
+    });
+
+    it("accepts __credential in any case, as the host does, and refuses any other credential", () => {
+        expect(loadConfig({ ...identity, AzureWebJobsStorage__credential: "ManagedIdentity" }).AzureWebJobsStorage__credential).toBe("managedidentity");
+        expect(problemsOf({ ...identity, AzureWebJobsStorage__credential: "clientsecret" }).problems).toEqual([
+            expect.stringMatching(/^AzureWebJobsStorage__credential: expected managedidentity \(any case\)/),
+        ]);
+    });
+
+    it("refuses a user-assigned identity named both by client id and by resource id", () => {
+        const resourceId = "/subscriptions/0000/resourceGroups/rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities/id-sheetwright";
+        expect(problemsOf({ ...identity, AzureWebJobsStorage__managedIdentityResourceId: resourceId }).problems).toEqual([
+            expect.stringMatching(/^AzureWebJobsStorage__managedIdentityResourceId: set together with AzureWebJobsStorage__clientId; .*remove either/),
+        ]);
+        const { AzureWebJobsStorage__clientId: _clientId, ...byResourceId } = identity;
+        expect(loadConfig({ ...byResourceId, AzureWebJobsStorage__managedIdentityResourceId: resourceId }).AzureWebJobsStorage__managedIdentityResourceId).toBe(resourceId);
+        expect(problemsOf({ ...byResourceId, AzureWebJobsStorage__managedIdentityResourceId: "00000000-1111" }).problems).toEqual([
+            expect.stringMatching(/^AzureWebJobsStorage__managedIdentityResourceId: expected the resource id of a user-assigned identity/),
+        ]);
+    });
+
+    it("refuses a token that is still an unresolved Key Vault reference, saying how to make it resolve", () => {
+        const reference = "@Microsoft.KeyVault(SecretUri=https://kv-sheetwright.vault.azure.net/secrets/smartsheet-token-acme/)";
+        const single = problemsOf({ ...valid, SMARTSHEET_ACCESS_TOKEN: reference }).problems;
+        expect(single).toEqual([expect.stringMatching(/^SMARTSHEET_ACCESS_TOKEN: is still the Key Vault reference.*"Key Vault Secrets User".*Environment variables blade/)]);
+        const sites = JSON.stringify([
+            {
+                name: "acme",
+                intakeSheetId: 4583173393803140,
+                templateFolderId: 1234567890123456,
+                productsFolderId: 2234567890123456,
+                filingIndexSheetId: 3234567890123456,
+                tokenSetting: "SMARTSHEET_TOKEN_ACME",
+            },
+        ]);
+        const multi = problemsOf({ AzureWebJobsStorage: "UseDevelopmentStorage=true", TASK_HUB_NAME: "Sheetwright", SITES: sites, SMARTSHEET_TOKEN_ACME: ` ${reference}` });
+        expect(multi.problems).toEqual([expect.stringMatching(/^SMARTSHEET_TOKEN_ACME: is still the Key Vault reference, not site "acme"'s token/)]);
+    });
+
+    it("parses every schedule, naming the field out of range, and refuses one that never occurs", () => {
+        const error = problemsOf({ ...valid, INTAKE_SWEEP_SCHEDULE: "99 99 99 * * *", REAPER_SCHEDULE: "0 0 0 * 13 *", INTAKE_FULL_SWEEP_SCHEDULE: "0 0 0 30 2 *" });
+        expect(error.problems).toEqual([
+            expect.stringMatching(/^INTAKE_SWEEP_SCHEDULE: '99 99 99 \* \* \*' is not a valid NCRONTAB expression: Second field '99' is out of range: 99 is outside 0-59/),
+            expect.stringMatching(/^INTAKE_FULL_SWEEP_SCHEDULE: .*no occurrence.*February 30th/),
+            expect.stringMatching(/^REAPER_SCHEDULE: .*Month field '13' is out of range/),
+        ]);
+        expect(problemsOf({ ...valid, REAPER_SCHEDULE: "0 */5 * * * MON-FRY" }).problems).toEqual([expect.stringMatching(/^REAPER_SCHEDULE: .*DayOfWeek field 'MON-FRY' has an invalid value 'FRY'/)]);
+    });
+
+    it("takes WEBSITE_TIME_ZONE as an IANA or a common Windows id, and refuses one that names no zone", () => {
+        expect(loadConfig({ ...valid, WEBSITE_TIME_ZONE: "Europe/Berlin" }).WEBSITE_TIME_ZONE).toBe("Europe/Berlin");
+        expect(loadConfig({ ...valid, WEBSITE_TIME_ZONE: "W. Europe Standard Time" }).WEBSITE_TIME_ZONE).toBe("W. Europe Standard Time");
+        expect(loadConfig(valid).WEBSITE_TIME_ZONE).toBeUndefined();
+        expect(problemsOf({ ...valid, WEBSITE_TIME_ZONE: "Middle Earth Standard Time" }).problems).toEqual([
+            expect.stringMatching(/^WEBSITE_TIME_ZONE: "Middle Earth Standard Time" is neither an IANA time-zone id .* use the IANA id/),
+        ]);
+        expect(problemsOf({ ...valid, WEBSITE_TIME_ZONE: "Europe/Atlantis" }).problems).toHaveLength(1);
+    });
+
+    it("refuses WEBSITE_TIME_ZONE on Flex Consumption and Linux Consumption, where Azure ignores it, saying what to do instead", () => {
+        const flex = problemsOf({ ...valid, WEBSITE_TIME_ZONE: "Europe/Berlin", WEBSITE_SKU: "FlexConsumption" }).problems;
+        expect(flex).toEqual([expect.stringMatching(/^WEBSITE_TIME_ZONE: Flex Consumption ignores it, so the timers would run in UTC, not in Europe\/Berlin\. Remove it and write .* in UTC/)]);
+        const linux = problemsOf({ ...valid, WEBSITE_TIME_ZONE: "Europe/Berlin", WEBSITE_SKU: "Dynamic", CONTAINER_NAME: "sheetwright_abc" }).problems;
+        expect(linux).toEqual([expect.stringMatching(/^WEBSITE_TIME_ZONE: Linux Consumption ignores it/)]);
+        expect(loadConfig({ ...valid, WEBSITE_TIME_ZONE: "Europe/Berlin", WEBSITE_SKU: "ElasticPremium" }).WEBSITE_TIME_ZONE).toBe("Europe/Berlin");
+        expect(loadConfig({ ...valid, WEBSITE_SKU: "FlexConsumption" }).WEBSITE_TIME_ZONE).toBeUndefined();
+    });
+});

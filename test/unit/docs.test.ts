@@ -11,6 +11,11 @@ describe("the documentation matches the configuration schema", () => {
         for (const name of Object.keys(SETTINGS)) expect(readme).toContain(`| \`${name}\` |`);
     });
 
+    it("lists every setting in docs/configuration.md's table", () => {
+        const configuration = readFileSync(path.join(root, "docs", "configuration.md"), "utf8");
+        for (const name of Object.keys(SETTINGS)) expect(configuration).toContain(`| \`${name}\` |`);
+    });
+
     it("gives every setting a line in local.settings.example.json, and no other", () => {
         const example = JSON.parse(readFileSync(path.join(root, "local.settings.example.json"), "utf8")) as { Values: Record<string, string> };
         const names = Object.keys(example.Values).filter((name) => name !== "FUNCTIONS_WORKER_RUNTIME");

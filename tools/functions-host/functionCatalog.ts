@@ -1,7 +1,7 @@
 import { describeStorageBinding, type StorageBinding } from "./bindings/storageBindings";
 import { unsupportedBindings, unsupportedBindingsError } from "./bindings/supportedBindings";
 import type { AppSettings } from "./config/appSettings";
-import { parseSchedule, type Schedule } from "./ncrontab";
+import { parseSchedule, type Schedule } from "../../src/shared/schedule/ncrontab";
 import { parseRouteTemplate, type RouteTemplate } from "./http/routeTemplate";
 import { retryPolicyOf, type RetryPolicy } from "./triggers/retryPolicy";
 import type { CapturedFunction } from "./worker/coreApi";

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { parseTimeSpan } from "../util/timeSpan";
+import { parseTimeSpan } from "../../../src/shared/schedule/timeSpan";
 import type { AppSettings } from "./appSettings";
 
 const OVERRIDE_PREFIX = /^AzureFunctionsJobHost(__|:)/i;

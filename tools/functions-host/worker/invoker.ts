@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { HostLogger } from "../logger";
-import { formatTimeSpan } from "../util/timeSpan";
+import { formatTimeSpan } from "../../../src/shared/schedule/timeSpan";
 import type { CapturedFunction, FunctionRegistry } from "./coreApi";
 import { invocationTraceContext } from "./traceContext";
 import type { CoreInvocationContext, FunctionCallback, RpcInvocationRequest, RpcInvocationResponse, RpcLogCategory, RpcLogLevel, RpcParameterBinding, RpcTypedData } from "./coreTypes";

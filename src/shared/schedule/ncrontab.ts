@@ -1,4 +1,5 @@
-import { parseTimeSpan } from "./util/timeSpan";
+import { parseTimeSpan } from "./timeSpan";
+import { fromWallClock, resolveTimeZone, toWallClock } from "./timeZone";
 
 /**
  * NCRONTAB schedules as the Functions timer trigger reads them: six fields
@@ -6,7 +7,8 @@ import { parseTimeSpan } from "./util/timeSpan";
  * seconds are also accepted, as NCrontab does), each a `*`, a value, a range `a-b`, a list
  * `a,b`, and an optional step `/n`; month names JAN–DEC and day names SUN–SAT.
  * Like NCrontab, day-of-month and day-of-week must BOTH match (not the Vixie-cron "or").
- * A TimeSpan schedule ("00:00:30") means a fixed interval, as the host allows.
+ * A TimeSpan schedule ("00:00:30") means a fixed interval, as the host allows. The app validates
+ * its schedules with this parser; the local Functions host runs its timers on it.
  */
 export type Schedule =
     | { kind: "cron"; expression: string; next(after: Date): Date }
@@ -48,11 +50,13 @@ export function parseSchedule(expression: string, timeZone?: string): Schedule {
         return { kind: "interval", expression: trimmed, intervalMs, next: (after) => new Date(after.getTime() + intervalMs) };
     }
     const fields = parseCron(trimmed);
-    if (timeZone) assertTimeZone(timeZone);
+    const zone = timeZone === undefined || timeZone.trim() === "" ? undefined : resolveTimeZone(timeZone);
+    if (zone && !zone.ok) throw new Error(`WEBSITE_TIME_ZONE: ${zone.problem}.`);
+    const iana = zone?.iana;
     return {
         kind: "cron",
         expression: trimmed,
-        next: (after) => (timeZone ? nextInTimeZone(fields, after, timeZone) : nextUtc(fields, after)),
+        next: (after) => (iana ? nextInTimeZone(fields, after, iana) : nextUtc(fields, after)),
     };
 }
 
@@ -109,7 +113,7 @@ function parseValue(text: string, spec: FieldSpec, fail: (why: string) => never)
     if (named >= 0) return spec.names === MONTH.names ? named + 1 : named;
     if (!/^\d+$/.test(text)) return fail(`has an invalid value '${text}'`);
     const value = Number(text);
-    if (value < spec.min || value > spec.max) return fail(`has '${value}', outside ${spec.min}-${spec.max}`);
+    if (value < spec.min || value > spec.max) return fail(`is out of range: ${value} is outside ${spec.min}-${spec.max}`);
     return value;
 }
 
@@ -142,15 +146,15 @@ export function nextUtc(fields: CronFields, after: Date): Date {
         }
         return t;
     }
-    throw new Error("The NCRONTAB expression has no occurrence in the next five years (e.g. February 30th).");
+    throw new Error("The NCRONTAB expression has no occurrence in the next five years: it names a date that does not exist, such as February 30th.");
 }
 
 /**
- * The same search on the wall clock of `timeZone` (WEBSITE_TIME_ZONE, an IANA name): find the
- * next matching local time, then map it back to UTC with the zone's offset at that moment.
+ * The same search on the wall clock of `timeZone` (an IANA id): the next matching wall-clock time,
+ * read back as an instant the way the Functions timer reads it (see fromWallClock).
  */
 function nextInTimeZone(fields: CronFields, after: Date, timeZone: string): Date {
-    let wall = new Date(toWallClock(after, timeZone));
+    let wall = new Date(toWallClock(after.getTime(), timeZone));
     for (let guard = 0; guard < 1000; guard++) {
         const candidateWall = nextUtc(fields, wall);
         const instant = fromWallClock(candidateWall.getTime(), timeZone);
@@ -158,37 +162,4 @@ function nextInTimeZone(fields: CronFields, after: Date, timeZone: string): Date
         wall = candidateWall;
     }
     throw new Error(`Could not compute the next occurrence in time zone ${timeZone}.`);
-}
-
-function assertTimeZone(timeZone: string): void {
-    try {
-        new Intl.DateTimeFormat("en-US", { timeZone });
-    } catch {
-        throw new Error(`WEBSITE_TIME_ZONE '${timeZone}' is not a time zone this machine knows. Use an IANA name such as "Europe/Berlin".`);
-    }
-}
-
-/** Milliseconds of the local wall clock in `timeZone`, expressed as if it were UTC. */
-function toWallClock(instant: Date, timeZone: string): number {
-    const parts = new Intl.DateTimeFormat("en-US", {
-        timeZone,
-        hourCycle: "h23",
-        year: "numeric",
-        month: "2-digit",
-        day: "2-digit",
-        hour: "2-digit",
-        minute: "2-digit",
-        second: "2-digit",
-    }).formatToParts(instant);
-    const get = (type: string) => Number(parts.find((p) => p.type === type)?.value ?? 0);
-    return Date.UTC(get("year"), get("month") - 1, get("day"), get("hour"), get("minute"), get("second"));
-}
-
-function fromWallClock(wallMs: number, timeZone: string): number {
-    let guess = wallMs;
-    for (let i = 0; i < 3; i++) {
-        const offset = toWallClock(new Date(guess), timeZone) - guess;
-        guess = wallMs - offset;
-    }
-    return guess;
 }
