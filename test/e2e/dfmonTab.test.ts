@@ -47,7 +47,7 @@ describe("the Durable Functions Monitor tab for a job", { timeout: 120_000 }, ()
         expect(html).toContain(`<th>Sheets copied</th><td>${copied} of 7 <span class="bar"><span style="width: ${Math.floor((copied * 100) / 7)}%">`);
         expect(html).toMatch(/<th>Recoveries<\/th><td>0<\/td>/);
         expect(html).toMatch(/<th>Parked because<\/th><td>Smartsheet copySheet failed with 400\/1041/);
-        expect(html).toContain(`npm run jobs -- unpark ${key} --by &lt;you&gt;`);
+        expect(html).toContain(`sheetwright-jobs unpark ${key} --by &lt;you&gt;`);
         expect(html).toMatch(/<th>Orchestration<\/th><td>Running · provision-/);
     });
 

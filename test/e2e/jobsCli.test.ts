@@ -43,7 +43,7 @@ function bin(file: string, args: string[], env: Record<string, string> = {}) {
     return spawnSync(process.execPath, [file, ...args], { encoding: "utf8", maxBuffer: 64 * 1024 * 1024, env: { ...process.env, ...env }, cwd: path.dirname(file) });
 }
 
-/** Runs `npm run jobs -- <args>` in this process against the stack's HTTP API. */
+/** Runs `sheetwright-jobs <args>` in this process against the stack's HTTP API. */
 async function jobs(e2e: E2E, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
     const out: string[] = [];
     const err: string[] = [];
@@ -56,7 +56,7 @@ async function jobs(e2e: E2E, ...args: string[]): Promise<{ code: number; out: s
     return { code, out: out.join("\n"), err: err.join("\n") };
 }
 
-describe("npm run jobs: the ops CLI over the app's HTTP API", { timeout: 120_000 }, () => {
+describe("sheetwright-jobs: the ops CLI over the app's HTTP API", { timeout: 120_000 }, () => {
     const stack = useE2E(startRecoveryE2E);
 
     it("lists, shows, unparks and reconciles a job, with exit codes scripts can use", async () => {
