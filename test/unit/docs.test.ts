@@ -88,6 +88,15 @@ describe("docs/operations.md: the commands it gives ops", () => {
         for (const apiPath of paths) expect(routes.some((route) => route.test(apiPath)), apiPath).toBe(true);
     });
 
+    it("every link within the page leads to one of its headings", () => {
+        const anchors = [...page.matchAll(/^#+ (.+)$/gm)].map((heading) =>
+            heading[1]!.trim().toLowerCase().replace(/[^\p{L}\p{N}_\- ]/gu, "").replace(/ /g, "-"),
+        );
+        const links = [...page.matchAll(/\]\(#([^)]+)\)/g)].map((link) => link[1]!);
+        expect(links.length).toBeGreaterThan(0);
+        expect(links.filter((link) => !anchors.includes(link))).toEqual([]);
+    });
+
     it("names the DfMon tab's file as it is in the repository", () => {
         for (const [, file] of page.matchAll(/--file (\S+)/g)) expect(() => readFileSync(path.join(root, file!))).not.toThrow();
         expect(page).toContain("CustomTemplatesFolderName");
