@@ -8,7 +8,13 @@ app.http("listJobs", {
     route: "jobs",
     methods: ["GET"],
     authLevel: "function",
-    handler: async (request) => listJobs(await jobsApiDeps(), { state: request.query.get("state"), site: request.query.get("site") }),
+    handler: async (request) =>
+        listJobs(await jobsApiDeps(), {
+            state: request.query.get("state"),
+            site: request.query.get("site"),
+            pageSize: request.query.get("pageSize"),
+            continuation: request.query.get("continuation"),
+        }),
 });
 
 df.app.client.http("getJob", {

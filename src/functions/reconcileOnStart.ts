@@ -34,7 +34,7 @@ df.app.client.storageQueue("reconcileJobs", {
     },
 });
 
-// Ops asks for a reconciliation now (`npm run jobs -- reconcile`), and reads what it changed.
+// Ops asks for a reconciliation now (`sheetwright-jobs reconcile`), and reads what it changed.
 df.app.client.http("reconcileNow", {
     route: "reconcile",
     methods: ["POST"],

@@ -10,6 +10,10 @@ df.app.client.http("unparkJob", {
     handler: async (request, client, context) => {
         const body = await boundedBodyText(request, MAX_UNPARK_BODY_BYTES);
         if (body === undefined) return unparkBodyTooLarge();
-        return unparkJob(await recoveryDeps(context, client), request.params.jobKey ?? "", body);
+        return unparkJob(await recoveryDeps(context, client), request.params.jobKey ?? "", body, {
+            principalName: request.headers.get("x-ms-client-principal-name"),
+            principalIdp: request.headers.get("x-ms-client-principal-idp"),
+            principal: request.headers.get("x-ms-client-principal"),
+        });
     },
 });

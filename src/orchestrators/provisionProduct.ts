@@ -13,6 +13,18 @@ import {
     type ProvisionStatus,
 } from "../shared/provisioning/contracts";
 
+/**
+ * Template sheets copied once a round's copies answered: each copy's answer carries the job row
+ * as that copy left it, so a round stopped by one refused copy still counts the others.
+ */
+function copiedSoFar(before: JobView, outcomes: readonly StepOutcome[]): number {
+    const copied = new Set(before.copied);
+    for (const outcome of outcomes) {
+        if (outcome.outcome !== "superseded") for (const template of outcome.job?.copied ?? []) copied.add(template);
+    }
+    return before.templates.filter((template) => copied.has(template)).length;
+}
+
 /** How transient step failures are retried; capped well below the reaper's window. */
 export interface RetryPolicy {
     firstRetryMs: number;
@@ -66,6 +78,7 @@ export function provisionProduct(policy: RetryPolicy): OrchestrationHandler {
             outcome = yield* call("ensureProductFolder");
             if (outcome.outcome !== "done") return outcome;
             job = outcome.job;
+            show({ sheetsDone: job.copied.length, sheetsTotal: job.templates.length });
 
             for (let round = 1; round <= 3; round++) {
                 // Copy what is missing, all at once. (Never re-yield Task.any over tasks already
@@ -75,6 +88,7 @@ export function provisionProduct(policy: RetryPolicy): OrchestrationHandler {
                     .map((template) => schedule("copyTemplateSheet", { template }));
                 if (copies.length > 0) {
                     const outcomes = ((yield context.df.Task.all(copies)) as unknown[]).map((outcome) => StepOutcome.parse(outcome));
+                    show({ sheetsDone: copiedSoFar(job, outcomes) });
                     const stopped = outcomes.find((outcome) => outcome.outcome !== "done");
                     if (stopped) return stopped;
                 }
@@ -172,6 +186,7 @@ export function provisionProduct(policy: RetryPolicy): OrchestrationHandler {
                     const confirmed = yield* call("confirmStalled");
                     if (confirmed.outcome === "superseded") return { jobKey, result: "superseded" };
                 }
+                if (parked.outcome === "done") show({ sheetsDone: parked.job.copied.length });
                 parking = { reason: result.reason, parkedAt: parked.outcome === "done" ? parked.job.parkedAt : undefined };
                 continue;
             }

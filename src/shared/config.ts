@@ -257,6 +257,8 @@ export const SETTINGS = {
     STEP_RETRY_ATTEMPTS: "attempts of a step before its orchestration gives up (the reaper then recovers it)",
     ALERT_WEBHOOK_URL:
         "optional webhook POSTed for every alert ops must act on: a job parked (job.parked); a whole site failing a run (site.failed) and, when it sweeps again, recovering (site.recovered); an intake row whose status Smartsheet refused to write (intake.rowRefused); open or parked jobs on an intake sheet no site in SITES serves (jobs.orphaned)",
+    WEBSITE_AUTH_ENABLED:
+        "set by the platform (True) when App Service authentication is on; only then does unpark record the caller's X-MS-CLIENT-PRINCIPAL identity. Never set it by hand",
 } as const;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -330,6 +332,7 @@ export const Settings = z.object({
     STEP_RETRY_MAX_SECONDS: wholeNumber(1, 600).default(60),
     STEP_RETRY_ATTEMPTS: wholeNumber(1, 20).default(5),
     ALERT_WEBHOOK_URL: httpsOrLoopbackUrl("https://hooks.example.com/sheetwright").optional(),
+    WEBSITE_AUTH_ENABLED: z.stringbool({ error: "expected True or False, as the platform sets it (or leave it out)" }).optional(),
 });
 export type Settings = z.infer<typeof Settings>;
 
@@ -709,6 +712,7 @@ const SHOWN_AS: Record<SettingName, "value" | "origin" | "storage" | "sites" | "
     STEP_RETRY_MAX_SECONDS: "value",
     STEP_RETRY_ATTEMPTS: "value",
     ALERT_WEBHOOK_URL: "origin",
+    WEBSITE_AUTH_ENABLED: "value",
 };
 
 /** Connection-string keys whose values are not secret; every other key (AccountKey, SharedAccessSignature…) is withheld. */
@@ -727,6 +731,7 @@ export function describeConfig(config: Config): Record<string, string | number |
         if (value === undefined || name === "sites") continue;
         const as = SHOWN_AS[name as SettingName] ?? "set";
         if (as === "value" && (typeof value === "number" || typeof value === "string")) shown[name] = value;
+        else if (as === "value" && typeof value === "boolean") shown[name] = String(value);
         else if (as === "sites") shown[name] = config.sites.map(shownSite);
         else if (as === "origin") shown[name] = originOf(String(value));
         else if (as === "storage") shown[name] = describeStorage(String(value));

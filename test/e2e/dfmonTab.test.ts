@@ -25,7 +25,7 @@ async function dfmonModel(e2e: E2E, instanceId: string): Promise<Record<string, 
 describe("the Durable Functions Monitor tab for a job", { timeout: 120_000 }, () => {
     const stack = useE2E(startRecoveryE2E);
 
-    it("shows a parked job's stage, sheets copied, recoveries and reason, and how to resume it, from a status captured from the local host", async () => {
+    it("shows a parked job's stage, the sheets it copied before it parked, recoveries and reason, and how to resume it, from a status captured from the local host", async () => {
         const e2e = await stack.start({ only: [] });
         const key = await intake(e2e).add("IND-7001", "Hydraulic Coolant Pump", "Industrial");
         e2e.sim.core.configure({ nameLimit: 40 });
@@ -41,10 +41,13 @@ describe("the Durable Functions Monitor tab for a job", { timeout: 120_000 }, ()
         expect(html).toContain(`<h3>Job ${key}</h3>`);
         expect(html).toMatch(/<td class="state state-parked">parked<\/td>/);
         expect(html).toMatch(/<th>Stage<\/th><td>copy<\/td>/);
-        expect(html).toMatch(/<th>Sheets copied<\/th><td>\d of 7 <span class="bar"><span style="width: \d+%">/);
+        // The tab counts the copies the job row holds, not the count from before the round (regression #19: "0 of 7" with 6 made).
+        const copied = Object.keys(parked.copies).length;
+        expect(copied).toBeGreaterThan(0);
+        expect(html).toContain(`<th>Sheets copied</th><td>${copied} of 7 <span class="bar"><span style="width: ${Math.floor((copied * 100) / 7)}%">`);
         expect(html).toMatch(/<th>Recoveries<\/th><td>0<\/td>/);
         expect(html).toMatch(/<th>Parked because<\/th><td>Smartsheet copySheet failed with 400\/1041/);
-        expect(html).toContain(`npm run jobs -- unpark ${key} --by &lt;you&gt;`);
+        expect(html).toContain(`sheetwright-jobs unpark ${key} --by &lt;you&gt;`);
         expect(html).toMatch(/<th>Orchestration<\/th><td>Running · provision-/);
     });
 

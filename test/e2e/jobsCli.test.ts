@@ -1,13 +1,49 @@
 import { spawnSync } from "node:child_process";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { builtinModules } from "node:module";
+import { tmpdir } from "node:os";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
+import { createTableClient } from "../../src/shared/storage";
 import { ExitCode, runJobsCli } from "../../tools/jobs-cli/main";
 import { FUNCTION_KEY, useE2E, waitFor, type E2E } from "../helpers/e2e";
+import { writeDoneJobs } from "../helpers/jobs";
 import { intake, job, jobIn, startRecoveryE2E } from "../helpers/recoveryKit";
 
-const CLI = path.resolve(__dirname, "..", "..", "dist", "tools", "jobs-cli", "main.js");
+const ROOT = path.resolve(__dirname, "..", "..");
+const CLI = path.join(ROOT, "dist", "tools", "jobs-cli", "main.js");
+const PACKAGE = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as {
+    bin: Record<string, string>;
+    scripts: Record<string, string>;
+    dependencies: Record<string, string>;
+};
 
-/** Runs `npm run jobs -- <args>` in this process against the stack's HTTP API. */
+/**
+ * What the built CLI loads at run time, followed from its `require` calls: the compiled files
+ * (relative to the package root) and the packages.
+ */
+function runtimeClosure(): { files: string[]; packages: string[] } {
+    const files = new Set<string>();
+    const packages = new Set<string>();
+    const visit = (file: string) => {
+        const relative = path.relative(ROOT, file).split(path.sep).join("/");
+        if (files.has(relative)) return;
+        files.add(relative);
+        for (const [, target] of readFileSync(file, "utf8").matchAll(/\brequire\("([^"]+)"\)/g)) {
+            if (target!.startsWith(".")) visit(path.resolve(path.dirname(file), target!.endsWith(".js") ? target! : `${target}.js`));
+            else packages.add(target!.startsWith("@") ? target!.split("/").slice(0, 2).join("/") : target!.split("/")[0]!);
+        }
+    };
+    visit(CLI);
+    return { files: [...files].sort(), packages: [...packages].sort() };
+}
+
+/** The built CLI as a child process: what reaches its standard output and error. */
+function bin(file: string, args: string[], env: Record<string, string> = {}) {
+    return spawnSync(process.execPath, [file, ...args], { encoding: "utf8", maxBuffer: 64 * 1024 * 1024, env: { ...process.env, ...env }, cwd: path.dirname(file) });
+}
+
+/** Runs `sheetwright-jobs <args>` in this process against the stack's HTTP API. */
 async function jobs(e2e: E2E, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
     const out: string[] = [];
     const err: string[] = [];
@@ -20,7 +56,7 @@ async function jobs(e2e: E2E, ...args: string[]): Promise<{ code: number; out: s
     return { code, out: out.join("\n"), err: err.join("\n") };
 }
 
-describe("npm run jobs: the ops CLI over the app's HTTP API", { timeout: 120_000 }, () => {
+describe("sheetwright-jobs: the ops CLI over the app's HTTP API", { timeout: 120_000 }, () => {
     const stack = useE2E(startRecoveryE2E);
 
     it("lists, shows, unparks and reconciles a job, with exit codes scripts can use", async () => {
@@ -133,4 +169,68 @@ describe("npm run jobs: the ops CLI over the app's HTTP API", { timeout: 120_000
         expect(child.status).toBe(ExitCode.error);
         expect(child.stderr).toMatch(/Cannot reach http:\/\/127.0.0.1:9 .*is the app running \(npm start\)/);
     });
+
+    it("the sheetwright-jobs bin, built once, lists more than 1,000 done jobs completely; --json is one document on stdout, for jq", async () => {
+        const e2e = await stack.start({ only: [] });
+        await e2e.jobs.ensureTable();
+        const pk = e2e.settings.INTAKE_SHEET_ID!;
+        const written = await writeDoneJobs(createTableClient(inject("azuriteConnectionString"), e2e.settings.JOBS_TABLE!), pk, 1_150);
+        const env = { SHEETWRIGHT_URL: e2e.host.url, SHEETWRIGHT_KEY: FUNCTION_KEY };
+
+        const json = bin(CLI, ["list", "--state", "done", "--json"], env);
+        expect(json.status).toBe(ExitCode.ok);
+        expect(json.stderr).toBe("");
+        const listed = JSON.parse(json.stdout) as { state: string; jobs: Array<{ jobKey: string }>; continuation?: string };
+        expect(listed.state).toBe("done");
+        expect(listed.jobs.map((listedJob) => listedJob.jobKey)).toEqual(written.map((rowKey) => `${pk}-${rowKey}`));
+        expect(listed).not.toHaveProperty("continuation");
+
+        const table = await jobs(e2e, "list", "--state", "done", "--page-size", "400");
+        expect(table.code).toBe(ExitCode.ok);
+        const lines = table.out.split("\n");
+        expect(lines).toHaveLength(1 + 1_150 + 1);
+        expect(lines.at(-1)).toBe("1150 done jobs");
+        expect(new Set(lines.slice(1, -1).map((line) => line.split(" ")[0])).size).toBe(1_150);
+
+        const refused = await jobs(e2e, "list", "--state", "done", "--page-size", "5000");
+        expect(refused.code).toBe(ExitCode.usage);
+        expect(refused.err).toMatch(/pageSize "5000": expected at most 1000 jobs/);
+
+        // Only production dependencies and the compiled app beside it, as after `npm prune --omit=dev` or in the published package.
+        const { files, packages } = runtimeClosure();
+        expect(files.every((file) => file.startsWith("dist/src/") || file.startsWith("dist/tools/jobs-cli/"))).toBe(true);
+        const external = packages.filter((name) => !builtinModules.includes(name.replace(/^node:/, "")));
+        expect(external.filter((name) => !(name in PACKAGE.dependencies))).toEqual([]);
+        const alone = mkdtempSync(path.join(tmpdir(), "sheetwright-jobs-cli-"));
+        try {
+            for (const file of [...files, "package.json"]) {
+                mkdirSync(path.dirname(path.join(alone, file)), { recursive: true });
+                cpSync(path.join(ROOT, file), path.join(alone, file));
+            }
+            mkdirSync(path.join(alone, "node_modules", "@azure"), { recursive: true });
+            for (const name of external) symlinkSync(path.join(ROOT, "node_modules", name), path.join(alone, "node_modules", name), "dir");
+            const shipped = bin(path.join(alone, PACKAGE.bin["sheetwright-jobs"]!), ["list", "--state", "done", "--json"], env);
+            expect(shipped.stderr).toBe("");
+            expect(shipped.status).toBe(ExitCode.ok);
+            expect((JSON.parse(shipped.stdout) as { jobs: unknown[] }).jobs).toHaveLength(1_150);
+        } finally {
+            rmSync(alone, { recursive: true, force: true });
+        }
+    });
 });
+
+describe("the sheetwright-jobs bin as ops runs it", () => {
+    it("is the package's bin, the built file starts with a shebang, and npm run -s jobs prints the CLI's output and nothing else", () => {
+        expect(PACKAGE.bin).toEqual({ "sheetwright-jobs": "dist/tools/jobs-cli/main.js" });
+        expect(readFileSync(CLI, "utf8").split("\n")[0]).toBe("#!/usr/bin/env node");
+        expect(PACKAGE.scripts.jobs).toBe("node dist/tools/jobs-cli/main.js");
+
+        const direct = bin(CLI, ["--help"]);
+        expect(direct.status).toBe(ExitCode.ok);
+        expect(direct.stdout).toMatch(/^Usage: sheetwright-jobs <command>/);
+        const viaNpm = spawnSync("npm", ["run", "-s", "jobs", "--", "--help"], { cwd: ROOT, encoding: "utf8" });
+        expect(viaNpm.status).toBe(ExitCode.ok);
+        expect(viaNpm.stdout).toBe(direct.stdout);
+    });
+});
+

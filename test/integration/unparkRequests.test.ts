@@ -25,8 +25,76 @@ describe("unpark requests: bounded, plain, audited, and only for this app's inta
         const answer = await unparkJob(deps, jobKey, JSON.stringify({ by: "Dana (ops)", note: "name rule relaxed" }));
         expect(answer.status).toBe(202);
         expect((await deps.jobs.require(key)).row.unparks).toEqual([
-            { by: "Dana (ops)", note: "name rule relaxed", at: expect.any(String), parkReason: "Smartsheet refused the name" },
+            { by: "Dana (ops)", claimedBy: "Dana (ops)", note: "name rule relaxed", at: expect.any(String), parkReason: "Smartsheet refused the name" },
         ]);
+    });
+
+    const principal = (claims: Array<{ typ: string; val: string }>) =>
+        Buffer.from(JSON.stringify({ auth_typ: "aad", name_typ: "http://schemas.xmlsoap.org/ws/2005/05/identity/claims/name", role_typ: "roles", claims })).toString("base64");
+
+    it("with App Service authentication on, records the platform's identity as who unparked, and keeps the body's `by` as what was claimed", async () => {
+        const { deps } = harness.current;
+        const { key, jobKey } = await parkedJob();
+        const easyAuth = { ...deps, config: { ...deps.config, WEBSITE_AUTH_ENABLED: true } };
+        const answer = await unparkJob(easyAuth, jobKey, JSON.stringify({ by: "Dana (ops)", note: "name rule relaxed" }), {
+            principalName: "dana@contoso.com",
+            principalIdp: "aad",
+            principal: principal([{ typ: "http://schemas.xmlsoap.org/ws/2005/05/identity/claims/name", val: "dana@contoso.com" }]),
+        });
+        expect(answer.status).toBe(202);
+        expect((await deps.jobs.require(key)).row.unparks).toEqual([
+            { by: "dana@contoso.com", claimedBy: "Dana (ops)", identityProvider: "aad", note: "name rule relaxed", at: expect.any(String), parkReason: "Smartsheet refused the name" },
+        ]);
+        expect(deps.logs.filter((line) => line.includes('unpark requested by dana@contoso.com (aad; claimed "Dana (ops)")'))).toHaveLength(1);
+    });
+
+    it("with App Service authentication on, takes the name from the principal's claims when the name header is absent", async () => {
+        const { deps } = harness.current;
+        const { key, jobKey } = await parkedJob();
+        const easyAuth = { ...deps, config: { ...deps.config, WEBSITE_AUTH_ENABLED: true } };
+        const answer = await unparkJob(easyAuth, jobKey, "", { principal: principal([{ typ: "preferred_username", val: "lee@contoso.com" }]) });
+        expect(answer.status).toBe(202);
+        const [unpark] = (await deps.jobs.require(key)).row.unparks;
+        expect(unpark).toMatchObject({ by: "lee@contoso.com", identityProvider: "aad" });
+        expect(unpark).not.toHaveProperty("claimedBy");
+    });
+
+    it("regression #19 forged identity: without App Service authentication, X-MS-CLIENT-PRINCIPAL headers are ignored and ops is warned", async () => {
+        const { deps } = harness.current;
+        const { key, jobKey } = await parkedJob();
+        expect(deps.config.WEBSITE_AUTH_ENABLED).toBeUndefined();
+        const answer = await unparkJob(deps, jobKey, JSON.stringify({ by: "mallory" }), {
+            principalName: "ceo@contoso.com",
+            principalIdp: "aad",
+            principal: principal([{ typ: "name", val: "ceo@contoso.com" }]),
+        });
+        expect(answer.status).toBe(202);
+        const [unpark] = (await deps.jobs.require(key)).row.unparks;
+        expect(unpark).toMatchObject({ by: "mallory", claimedBy: "mallory" });
+        expect(unpark).not.toHaveProperty("identityProvider");
+        expect(JSON.stringify(unpark)).not.toContain("ceo@contoso.com");
+        expect(deps.logs.filter((line) => line.startsWith("warn ") && line.includes("X-MS-CLIENT-PRINCIPAL headers but App Service authentication is off"))).toHaveLength(1);
+        expect(deps.logs.filter((line) => line.includes("unpark requested by mallory (claimed, not authenticated)"))).toHaveLength(1);
+    });
+
+    it("with App Service authentication set to False, a principal header is as forged as without it", async () => {
+        const { deps } = harness.current;
+        const { key, jobKey } = await parkedJob();
+        const authOff = { ...deps, config: { ...deps.config, WEBSITE_AUTH_ENABLED: false } };
+        expect((await unparkJob(authOff, jobKey, "", { principalName: "ceo@contoso.com" })).status).toBe(202);
+        const [unpark] = (await deps.jobs.require(key)).row.unparks;
+        expect(unpark).toMatchObject({ by: "ops" });
+        expect(unpark).not.toHaveProperty("identityProvider");
+    });
+
+    it("with App Service authentication on but an anonymous caller (no principal headers), the claim stands, marked as a claim", async () => {
+        const { deps } = harness.current;
+        const { key, jobKey } = await parkedJob();
+        const authOn = { ...deps, config: { ...deps.config, WEBSITE_AUTH_ENABLED: true } };
+        expect((await unparkJob(authOn, jobKey, JSON.stringify({ by: "Dana" }), {})).status).toBe(202);
+        const [unpark] = (await deps.jobs.require(key)).row.unparks;
+        expect(unpark).toMatchObject({ by: "Dana", claimedBy: "Dana" });
+        expect(unpark).not.toHaveProperty("identityProvider");
     });
 
     it("refuses a `by` or `note` that would forge a log line or hide text, and changes nothing", async () => {

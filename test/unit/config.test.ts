@@ -176,6 +176,19 @@ describe("loadConfig", () => {
     });
 });
 
+describe("WEBSITE_AUTH_ENABLED: App Service authentication, as the platform says it", () => {
+    it("reads the platform's True and False, and is absent when the platform sets nothing", () => {
+        expect(loadConfig({ ...valid, WEBSITE_AUTH_ENABLED: "True" }).WEBSITE_AUTH_ENABLED).toBe(true);
+        expect(loadConfig({ ...valid, WEBSITE_AUTH_ENABLED: "False" }).WEBSITE_AUTH_ENABLED).toBe(false);
+        expect(loadConfig(valid).WEBSITE_AUTH_ENABLED).toBeUndefined();
+        expect(JSON.stringify(describeConfig(loadConfig({ ...valid, WEBSITE_AUTH_ENABLED: "True" })))).toContain('"WEBSITE_AUTH_ENABLED":"true"');
+    });
+
+    it("refuses a value the platform never sets, saying what it expects", () => {
+        expect(problemsOf({ ...valid, WEBSITE_AUTH_ENABLED: "maybe" }).problems).toEqual([expect.stringMatching(/^WEBSITE_AUTH_ENABLED: expected True or False/)]);
+    });
+});
+
 describe("the reaper's window against the host's functionTimeout", () => {
     const tenMinutes = { functionTimeoutMs: 600_000 };
 

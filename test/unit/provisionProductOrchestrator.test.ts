@@ -271,3 +271,81 @@ describe("the provisionProduct orchestration, driven without a host", () => {
         expect(() => orchestration.next()).toThrow();
     });
 });
+
+/**
+ * Replays a history, as Durable Functions does after a deploy: every task the orchestrator yields
+ * must be the next one recorded (same kind, name and input), and gets the recorded answer. A
+ * history that runs out leaves the orchestration waiting there, as a live instance would.
+ */
+function replay(history: ReadonlyArray<{ yields: Scheduled; answer: unknown }>) {
+    const statuses: ProvisionStatus[] = [];
+    const context = {
+        log: () => undefined,
+        df: {
+            instanceId: "provision-111-222-a1",
+            isReplaying: true,
+            getInput: () => ({ jobKey: { pk: "111", rk: "222" }, attempt: 1 }),
+            setCustomStatus: (status: ProvisionStatus) => statuses.push(status),
+            callActivityWithRetry: (name: string, _retry: unknown, input: Record<string, unknown>): Scheduled => ({ kind: "activity", name, input }),
+            Task: { all: (tasks: Scheduled[]): Scheduled => ({ kind: "all", tasks }) },
+            waitForExternalEvent: (name: string): Scheduled => ({ kind: "event", name }),
+            createTimer: (at: Date): Scheduled => ({ kind: "timer", at: at.toISOString() }),
+        },
+    } as unknown as OrchestrationContext;
+    const orchestration = provisionProduct({ firstRetryMs: 1000, maxAttempts: 3, maxRetryMs: 5000 })(context) as Generator<Scheduled, unknown, unknown>;
+    let next = orchestration.next();
+    for (const recorded of history) {
+        expect(next.done).toBe(false);
+        expect(next.value).toEqual(recorded.yields);
+        next = orchestration.next(recorded.answer);
+    }
+    return { waitingOn: next.done ? undefined : next.value, last: statuses.at(-1) };
+}
+
+describe("the copies the custom status shows (the DfMon Job tab's numbers)", () => {
+    const SEVEN = ["Approvals", "Change Log", "Cost Model", "Document Register", "Risk Register", "Schedule", "Specifications"];
+    const step = { jobKey: { pk: "111", rk: "222" }, instanceId: "provision-111-222-a1" };
+    const activity = (name: string, extra: Record<string, unknown> = {}): Scheduled => ({ kind: "activity", name, input: { ...step, ...extra } });
+    const seven = (patch: Partial<JobView> = {}) => view({ templates: SEVEN, ...patch });
+    const REFUSED = "Smartsheet copySheet failed with 400/1041: the name is longer than 50 characters";
+    /** A round of seven copies in which Specifications' name is refused, as the code before #19 recorded it. */
+    const historyParkedWithSixOfSeven = [
+        { yields: activity("beginAttempt", { attempt: 1 }), answer: done({ templates: SEVEN }) },
+        { yields: activity("enterStage", { stage: "copy" }), answer: done({ templates: SEVEN }) },
+        { yields: activity("ensureProductFolder"), answer: done({ templates: SEVEN }) },
+        {
+            yields: { kind: "all", tasks: SEVEN.map((template) => activity("copyTemplateSheet", { template })) } as Scheduled,
+            answer: SEVEN.map((template, index) =>
+                template === "Specifications"
+                    ? { outcome: "permanent", reason: REFUSED, job: seven({ copied: SEVEN.slice(0, 6) }) }
+                    : { outcome: "done", job: seven({ copied: SEVEN.slice(0, index + 1) }) },
+            ),
+        },
+        {
+            yields: activity("parkJob", { reason: REFUSED, stage: "copy" }),
+            answer: { outcome: "done", job: seven({ state: "parked", copied: SEVEN.slice(0, 6), parkReason: REFUSED, parkedAt: "2026-12-01T12:00:00.000Z" }) },
+        },
+    ];
+
+    it("replays a history recorded before the fix without a new action, and shows 6 of 7 for the job parked with six copies", () => {
+        const { waitingOn, last } = replay(historyParkedWithSixOfSeven);
+        expect(waitingOn).toEqual({ kind: "event", name: "unpark" });
+        expect(last).toMatchObject({ state: "parked", stage: "copy", sheetsDone: 6, sheetsTotal: 7, parkReason: REFUSED });
+    });
+
+    it("counts the copies of a round that one refused copy stopped, before the job parks", () => {
+        const beforePark = replay(historyParkedWithSixOfSeven.slice(0, 4));
+        expect(beforePark.waitingOn).toEqual(activity("parkJob", { reason: REFUSED, stage: "copy" }));
+        expect(beforePark.last).toMatchObject({ state: "running", sheetsDone: 6, sheetsTotal: 7 });
+    });
+
+    it("shows the copies a recovery found already made as soon as the product folder is there, before it copies the rest", () => {
+        const { waitingOn, last } = replay([
+            { yields: activity("beginAttempt", { attempt: 1 }), answer: done({ templates: SEVEN }) },
+            { yields: activity("enterStage", { stage: "copy" }), answer: done({ templates: SEVEN }) },
+            { yields: activity("ensureProductFolder"), answer: done({ templates: SEVEN, copied: SEVEN.slice(0, 4) }) },
+        ]);
+        expect(waitingOn).toEqual({ kind: "all", tasks: SEVEN.slice(4).map((template) => activity("copyTemplateSheet", { template })) });
+        expect(last).toMatchObject({ state: "running", sheetsDone: 4, sheetsTotal: 7 });
+    });
+});

@@ -1,13 +1,17 @@
+#!/usr/bin/env node
 import { parseArgs } from "node:util";
 import { z } from "zod";
 import { inertJson, inertText, inertValue } from "../../src/shared/text/logText";
 
 /**
- * `npm run jobs -- <command>`: the ops person's view of Sheetwright through the app's own HTTP
- * API, so it works the same against `npm start` and against Azure. Whatever it prints from the
- * API is inert (`inertText`): a customer's text shows as typed, escapes visible, one line per job.
+ * `sheetwright-jobs <command>` (from a checkout: `npm run -s jobs -- <command>`): the ops
+ * person's view of Sheetwright through the app's own HTTP API, so it works the same against
+ * `npm start` and against Azure. Built once by `npm run build`; at run time it needs only
+ * `dist/tools/jobs-cli/`, `dist/src/shared/text/` and the production dependency zod. Whatever it
+ * prints from the API is inert (`inertText`): a customer's text shows as typed, escapes visible,
+ * one line per job. Standard output carries only the answer; errors go to standard error.
  */
-const USAGE = `Usage: npm run jobs -- <command> [options]
+const USAGE = `Usage: sheetwright-jobs <command> [options]     (from a checkout: npm run -s jobs -- <command> [options])
 
 Commands:
   list [--state S] [--site NAME]        active jobs, or every job in state S (queued, running, parked, done, rejected); of every site, or one
@@ -16,9 +20,10 @@ Commands:
   reconcile                             write the terminal states that job rows missed, now
 
 Options:
-  --url URL    the app's base URL (default: $SHEETWRIGHT_URL, else http://127.0.0.1:7071)
-  --key KEY    a function key (default: $SHEETWRIGHT_KEY)
-  --json       print the API's JSON answer instead of a table
+  --url URL        the app's base URL (default: $SHEETWRIGHT_URL, else http://127.0.0.1:7071)
+  --key KEY        a function key (default: $SHEETWRIGHT_KEY)
+  --json           print the API's answer as one JSON document (a listing: every page in one)
+  --page-size N    jobs per request when listing done or rejected jobs (1-1000, default 1000); every page is listed
 
 Exit codes: 0 ok, 1 error, 2 usage or bad request, 3 not found, 4 conflict (e.g. not parked).`;
 
@@ -42,7 +47,9 @@ const Job = z.looseObject({
     folderLink: z.string().optional(),
     templates: z.array(z.string()).default([]),
     copies: z.record(z.string(), z.unknown()).default({}),
-    unparks: z.array(z.object({ by: z.string(), note: z.string().optional(), at: z.string() })).default([]),
+    unparks: z
+        .array(z.object({ by: z.string(), claimedBy: z.string().optional(), identityProvider: z.string().optional(), note: z.string().optional(), at: z.string() }))
+        .default([]),
     lateWritesRemoved: z.array(z.unknown()).default([]),
     orchestration: z.object({ instanceId: z.string().optional(), runtimeStatus: z.string() }).nullable().optional(),
 });
@@ -51,6 +58,7 @@ const JobList = z.looseObject({
     site: z.string().optional(),
     jobs: z.array(Job),
     invalid: z.array(z.object({ jobKey: z.string(), reason: z.string() })).optional(),
+    continuation: z.string().optional(),
 });
 const ApiError = z.looseObject({ error: z.string() });
 
@@ -88,6 +96,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
                 by: { type: "string" },
                 note: { type: "string" },
                 json: { type: "boolean", default: false },
+                "page-size": { type: "string" },
                 help: { type: "boolean", short: "h", default: false },
             },
         });
@@ -115,10 +124,26 @@ async function run(argv: string[], io: CliIo): Promise<number> {
             const query = new URLSearchParams();
             if (values.state) query.set("state", values.state);
             if (values.site) query.set("site", values.site);
-            const answer = await api("GET", `jobs${query.size > 0 ? `?${query}` : ""}`);
+            if (values["page-size"] !== undefined) query.set("pageSize", values["page-size"]);
+            // Finished states come in pages: follow the continuation to the end, then print once.
+            let answer = await api("GET", `jobs${query.size > 0 ? `?${query}` : ""}`);
             if (answer.status !== 200) return failed(answer, io);
-            if (values.json) return printed(answer.body, io);
-            const list = JobList.parse(inertValue(answer.body));
+            const whole = JobList.parse(answer.body);
+            const seen = new Set<string>();
+            for (let continuation = whole.continuation; continuation !== undefined; ) {
+                if (seen.has(continuation)) throw new Error("The app answered the same continuation twice; the listing would never end. Report this with the app's version.");
+                seen.add(continuation);
+                query.set("continuation", continuation);
+                answer = await api("GET", `jobs?${query}`);
+                if (answer.status !== 200) return failed(answer, io);
+                const page = JobList.parse(answer.body);
+                whole.jobs.push(...page.jobs);
+                whole.invalid = [...(whole.invalid ?? []), ...(page.invalid ?? [])];
+                continuation = page.continuation;
+            }
+            delete whole.continuation;
+            if (values.json) return printed(whole, io);
+            const list = JobList.parse(inertValue(whole));
             io.out(table(list.jobs));
             io.out(`${list.jobs.length} ${list.state} job${list.jobs.length === 1 ? "" : "s"}${list.site ? ` of site ${list.site}` : ""}`);
             for (const bad of list.invalid ?? []) io.err(`invalid row ${bad.jobKey}: ${bad.reason}`);
@@ -238,12 +263,19 @@ function details(job: z.infer<typeof Job>): string {
         ["last error", job.lastError],
         ["late writes removed", job.lateWritesRemoved.length > 0 ? String(job.lateWritesRemoved.length) : undefined],
         ["orchestration", job.orchestration ? `${job.orchestration.instanceId ?? ""} ${job.orchestration.runtimeStatus}`.trim() : "none"],
-        ...job.unparks.map((unpark): [string, string] => ["unparked", `${unpark.at} by ${unpark.by}${unpark.note ? `: ${unpark.note}` : ""}`]),
+        ...job.unparks.map((unpark): [string, string] => ["unparked", `${unpark.at} by ${unparkedBy(unpark)}${unpark.note ? `: ${unpark.note}` : ""}`]),
     ];
     return lines
         .filter((line): line is [string, string] => line[1] !== undefined && line[1] !== "")
         .map(([label, value]) => `${`${label}:`.padEnd(21)}${value}`)
         .join("\n");
+}
+
+/** `dana@contoso.com (aad)`, with what the caller claimed when it differs; a bare claim as it was typed. */
+function unparkedBy(unpark: { by: string; claimedBy?: string; identityProvider?: string }): string {
+    if (!unpark.identityProvider) return unpark.by;
+    const claimed = unpark.claimedBy !== undefined && unpark.claimedBy !== unpark.by ? `, claimed "${unpark.claimedBy}"` : "";
+    return `${unpark.by} (${unpark.identityProvider}${claimed})`;
 }
 
 const graphemes = new Intl.Segmenter("en", { granularity: "grapheme" });

@@ -19,7 +19,7 @@ async function main(): Promise<void> {
             `  Azurite          tables ${azurite.tableUrl}   queues ${azurite.queueUrl}`,
             "",
             `Fire the intake sweep now:  curl -X POST ${host.url}/admin/functions/intakeSweep -H 'content-type: application/json' -d '{}'`,
-            `The ops CLI:               export SHEETWRIGHT_URL=${host.url} SHEETWRIGHT_KEY=${host.functionKey}; npm run jobs -- list`,
+            `The ops CLI:               export SHEETWRIGHT_URL=${host.url} SHEETWRIGHT_KEY=${host.functionKey}; npm run -s jobs -- list`,
             "",
         ].join("\n") + "\n",
     );

@@ -208,8 +208,23 @@ export const JobRow = z.object({
      */
     parkAlertClaim: json(z.object({ claimedAt: Timestamp, by: z.string() })).optional(),
     rejectReason: z.string().optional(),
-    /** Who unparked the job, when, and why: the audit trail of `POST /api/jobs/{key}/unpark`. */
-    unparks: json(z.array(z.object({ by: z.string(), note: z.string().optional(), at: Timestamp, parkReason: z.string().optional() }))).default([]),
+    /**
+     * Who unparked the job, when, and why: the audit trail of `POST /api/jobs/{key}/unpark`. `by` is
+     * the caller's platform identity when `identityProvider` is set (App Service authentication),
+     * else what the caller claimed; `claimedBy` is always what the body said.
+     */
+    unparks: json(
+        z.array(
+            z.object({
+                by: z.string(),
+                claimedBy: z.string().optional(),
+                identityProvider: z.string().optional(),
+                note: z.string().optional(),
+                at: Timestamp,
+                parkReason: z.string().optional(),
+            }),
+        ),
+    ).default([]),
     lastError: z.string().optional(),
     smartsheetCalls: z.number().int().min(0).default(0),
     callsByOperation: json(z.record(z.string(), z.number().int())).default({}),

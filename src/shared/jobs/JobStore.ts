@@ -77,6 +77,11 @@ export interface Listing<T> {
     invalid: InvalidJob[];
 }
 
+/** One page of a listing, and the table's token for the next one (absent: this was the last). */
+export interface JobPage extends Listing<StoredJob> {
+    continuation?: string;
+}
+
 export interface WriteOptions {
     /** States the row must be in for the write to happen (checked against the ETag-guarded read). */
     from: readonly JobState[];
@@ -410,23 +415,43 @@ export class JobStore {
         return this.listWhere(pk, odata`PartitionKey eq ${pk} and kind eq ${"job"} and intakeStatusRetryAt le ${now.toISOString()}`);
     }
 
-    /** Every job of one intake sheet in a state; for finished states this reads the partition. */
-    async listByState(pk: string, state: JobState, limit = 1000): Promise<Listing<StoredJob>> {
-        if (ACTIVE_STATES.includes(state)) {
-            const active = await this.listActive(pk, { states: [state] });
-            return { found: active.found.slice(0, limit), invalid: active.invalid };
-        }
-        return this.listWhere(pk, odata`PartitionKey eq ${pk} and kind eq ${"job"} and state eq ${state}`, limit);
+    /** Every job of one intake sheet in a state; for finished states this reads the partition (see `pageByState` to read it in pages). */
+    async listByState(pk: string, state: JobState): Promise<Listing<StoredJob>> {
+        if (ACTIVE_STATES.includes(state)) return this.listActive(pk, { states: [state] });
+        return this.listWhere(pk, odata`PartitionKey eq ${pk} and kind eq ${"job"} and state eq ${state}`);
     }
 
-    private async listWhere(pk: string, filter: string, limit = Number.POSITIVE_INFINITY): Promise<Listing<StoredJob>> {
+    /**
+     * One page of the jobs of one intake sheet in a finished state: at most `pageSize` (the
+     * table's own limit is 1,000), and the table's continuation token while more may follow. A
+     * page may hold fewer than `pageSize` jobs, even none, and still be followed by another.
+     */
+    async pageByState(pk: string, state: JobState, page: { pageSize: number; continuation?: string }): Promise<JobPage> {
+        const filter = odata`PartitionKey eq ${pk} and kind eq ${"job"} and state eq ${state}`;
+        const pages = this.table.listEntities<Record<string, unknown>>({ queryOptions: { filter } }).byPage({
+            maxPageSize: page.pageSize,
+            continuationToken: page.continuation,
+        });
+        const next = await pages.next();
+        const listing: JobPage = { found: [], invalid: [] };
+        if (next.done) return listing;
+        for (const entity of next.value) {
+            this.counted();
+            const key = { pk, rk: String(entity.rowKey) };
+            const stored = await readOrReport(() => ({ row: decode(key, entity), etag: entity.etag }), key, listing.invalid);
+            if (stored) listing.found.push(stored);
+        }
+        if (next.value.continuationToken) listing.continuation = next.value.continuationToken;
+        return listing;
+    }
+
+    private async listWhere(pk: string, filter: string): Promise<Listing<StoredJob>> {
         const listing: Listing<StoredJob> = { found: [], invalid: [] };
         for await (const entity of this.table.listEntities<Record<string, unknown>>({ queryOptions: { filter } })) {
             this.counted();
             const key = { pk, rk: String(entity.rowKey) };
             const stored = await readOrReport(() => ({ row: decode(key, entity), etag: entity.etag }), key, listing.invalid);
             if (stored) listing.found.push(stored);
-            if (listing.found.length >= limit) break;
         }
         return listing;
     }

@@ -1,3 +1,4 @@
+import { z } from "zod";
 import { ACTIVE_STATES, formatJobKey, JobState, parseJobKey, type JobRow } from "../jobs/JobRow";
 import { InvalidJobRowError, type InvalidJob, type JobStore, type StoredJob } from "../jobs/JobStore";
 import type { Orchestrations } from "../orchestration/Orchestrations";
@@ -53,12 +54,49 @@ export async function getJob(deps: JobsApiDeps, orchestrations: Orchestrations, 
     };
 }
 
+/** The most jobs one answer of `GET /api/jobs` holds, and the table's own page limit. */
+export const MAX_PAGE_SIZE = 1000;
+
+/** `pageSize` as typed in the query: a whole number of jobs, 1–1,000. */
+const PageSize = z.coerce
+    .number({ error: `expected a whole number of jobs from 1 to ${MAX_PAGE_SIZE}` })
+    .int(`expected a whole number of jobs from 1 to ${MAX_PAGE_SIZE}`)
+    .min(1, `expected a whole number of jobs from 1 to ${MAX_PAGE_SIZE}`)
+    .max(MAX_PAGE_SIZE, `expected at most ${MAX_PAGE_SIZE} jobs (the table's page limit)`);
+
+/** Where the next page starts: the intake sheet being read and the table's token within it. Opaque to callers. */
+const Cursor = z.strictObject({ v: z.literal(1), state: JobState, site: z.string().optional(), pk: z.string().min(1), token: z.string().min(1).optional() });
+type Cursor = z.infer<typeof Cursor>;
+
+function encodeCursor(cursor: Cursor): string {
+    return Buffer.from(JSON.stringify(cursor), "utf8").toString("base64url");
+}
+
+function decodeCursor(text: string): Cursor | undefined {
+    try {
+        const parsed = Cursor.safeParse(JSON.parse(Buffer.from(text, "base64url").toString("utf8")));
+        return parsed.success ? parsed.data : undefined;
+    } catch {
+        return undefined;
+    }
+}
+
+export interface ListQuery {
+    state: string | null;
+    site?: string | null;
+    pageSize?: string | null;
+    continuation?: string | null;
+}
+
 /**
- * `GET /api/jobs?state=&site=`: active jobs by default, any state on request, of every site or
- * of the one named; without a site, also the active jobs of intake sheets in no site of SITES. Jobs
- * whose rows do not parse are named in `invalid`.
+ * `GET /api/jobs?state=&site=&pageSize=&continuation=`: active jobs by default, any state on
+ * request, of every site or of the one named; without a site, also the active jobs of intake
+ * sheets in no site of SITES. Jobs whose rows do not parse are named in `invalid`. Finished
+ * states (done, rejected) come in pages of at most `pageSize` jobs (default and most: 1,000),
+ * site after site: while `continuation` is in the answer, more follow — ask again with it. The
+ * active jobs come whole (the active index keeps them few).
  */
-export async function listJobs(deps: JobsApiDeps, query: { state: string | null; site?: string | null }): Promise<ApiResponse> {
+export async function listJobs(deps: JobsApiDeps, query: ListQuery): Promise<ApiResponse> {
     const stateText = query.state ?? "";
     let state: JobState | undefined;
     if (stateText !== "") {
@@ -71,15 +109,56 @@ export async function listJobs(deps: JobsApiDeps, query: { state: string | null;
     if (siteName !== "" && !site) {
         return problem(400, `Unknown site ${quoted(siteName)}; use one of ${deps.sites.all().map((known) => known.name).join(", ")}.`);
     }
+    const configured = deps.sites.all().map(({ intakeSheetId }) => String(intakeSheetId));
+    const pageSizeText = query.pageSize ?? "";
+    const continuationText = query.continuation ?? "";
+    const finished = state !== undefined && !ACTIVE_STATES.includes(state) ? state : undefined;
+    if (!finished && (pageSizeText !== "" || continuationText !== "")) {
+        return problem(400, `pageSize and continuation page the finished states (${FINISHED_STATES.join(", ")}); the active jobs come whole: leave them out, or add state=done.`);
+    }
+    if (finished) {
+        const pageSize = PageSize.safeParse(pageSizeText === "" ? MAX_PAGE_SIZE : pageSizeText);
+        if (!pageSize.success) return problem(400, `pageSize ${quoted(pageSizeText)}: ${pageSize.error.issues[0]!.message}.`);
+        const partitions = site ? [String(site.intakeSheetId)] : configured;
+        let cursor: Cursor = { v: 1, state: finished, site: site?.name, pk: partitions[0]! };
+        if (continuationText !== "") {
+            const decoded = decodeCursor(continuationText);
+            if (!decoded) return problem(400, "continuation is not one this API gave; send the continuation of the previous answer as it was, or leave it out to start again.");
+            if (decoded.state !== finished || decoded.site !== site?.name) {
+                return problem(400, `continuation belongs to the listing of state=${decoded.state}${decoded.site ? `&site=${quoted(decoded.site)}` : ""}; ask with the same state and site, or leave it out to start again.`);
+            }
+            if (!partitions.includes(decoded.pk)) {
+                return problem(400, `continuation is in intake sheet ${quoted(decoded.pk)}, which no site of SITES names any more; leave it out to start again.`);
+            }
+            cursor = decoded;
+        }
+        return { status: 200, jsonBody: await finishedPage(deps, partitions, cursor, pageSize.data, site?.name) };
+    }
     const jobs: ReturnType<typeof present>[] = [];
     const invalid: InvalidJob[] = [];
-    const configured = deps.sites.all().map(({ intakeSheetId }) => String(intakeSheetId));
     // Without a site asked for, the active jobs of intake sheets taken out of SITES are listed too (their `site` is absent).
-    const orphaned = site || (state && !ACTIVE_STATES.includes(state)) ? [] : [...(await deps.jobs.listActiveIndexOutside(configured)).keys()];
+    const orphaned = site ? [] : [...(await deps.jobs.listActiveIndexOutside(configured)).keys()];
     for (const pk of site ? [String(site.intakeSheetId)] : [...configured, ...orphaned]) {
         const listing = state ? await deps.jobs.listByState(pk, state) : await deps.jobs.listActive(pk);
         jobs.push(...listing.found.map((job) => present(job.row, deps.sites)));
         invalid.push(...listing.invalid);
     }
     return { status: 200, jsonBody: { state: state ?? "active", ...(site ? { site: site.name } : {}), jobs, invalid } };
+}
+
+const FINISHED_STATES = JobState.options.filter((state) => !ACTIVE_STATES.includes(state));
+
+/** Up to `pageSize` jobs from `cursor` on, intake sheet after intake sheet, and where the next page starts. */
+async function finishedPage(deps: JobsApiDeps, partitions: readonly string[], start: Cursor, pageSize: number, siteName: string | undefined) {
+    const jobs: ReturnType<typeof present>[] = [];
+    const invalid: InvalidJob[] = [];
+    let cursor: Cursor | undefined = start;
+    while (cursor && jobs.length + invalid.length < pageSize) {
+        const page = await deps.jobs.pageByState(cursor.pk, cursor.state, { pageSize: pageSize - jobs.length - invalid.length, continuation: cursor.token });
+        jobs.push(...page.found.map((job) => present(job.row, deps.sites)));
+        invalid.push(...page.invalid);
+        const next: string | undefined = partitions[partitions.indexOf(cursor.pk) + 1];
+        cursor = page.continuation ? { ...cursor, token: page.continuation } : next ? { v: 1, state: cursor.state, site: cursor.site, pk: next } : undefined;
+    }
+    return { state: start.state, ...(siteName ? { site: siteName } : {}), jobs, invalid, ...(cursor ? { continuation: encodeCursor(cursor) } : {}) };
 }

@@ -23,6 +23,49 @@ export const UnparkRequest = z.strictObject({
     note: plainText(500).optional(),
 });
 
+/**
+ * What App Service authentication (Easy Auth) says of the caller, from the headers it adds:
+ * `X-MS-CLIENT-PRINCIPAL-NAME`, `X-MS-CLIENT-PRINCIPAL-IDP` and `X-MS-CLIENT-PRINCIPAL` (base64 JSON).
+ * Easy Auth removes these headers from what a client sends and sets its own, so they are only
+ * believed when the platform says it is on (`WEBSITE_AUTH_ENABLED`); otherwise anyone can send them.
+ */
+export interface CallerHeaders {
+    principalName?: string | null;
+    principalIdp?: string | null;
+    principal?: string | null;
+}
+
+/** The decoded `X-MS-CLIENT-PRINCIPAL`: the provider, and its claims with the type that holds the name. */
+const ClientPrincipal = z.object({
+    auth_typ: z.string().optional(),
+    name_typ: z.string().optional(),
+    claims: z.array(z.object({ typ: z.string(), val: z.string() })).default([]),
+});
+
+const IdentityName = plainText(200).pipe(z.string().min(1));
+const NAME_CLAIMS = ["name", "preferred_username", "email", "upn", "http://schemas.xmlsoap.org/ws/2005/05/identity/claims/name"];
+
+/** Who the platform says is calling, or `undefined` when it says nothing (or is not there to say it). */
+export function platformIdentity(headers: CallerHeaders, easyAuthEnabled: boolean): { name: string; provider: string } | undefined {
+    if (!easyAuthEnabled) return undefined;
+    const principal = decodePrincipal(headers.principal);
+    const claimed = principal ? [principal.name_typ, ...NAME_CLAIMS].map((typ) => principal.claims.find((claim) => claim.typ === typ)?.val) : [];
+    const name = [headers.principalName, ...claimed].map((candidate) => IdentityName.safeParse(candidate)).find((parsed) => parsed.success)?.data;
+    if (name === undefined) return undefined;
+    const provider = IdentityName.safeParse(headers.principalIdp ?? principal?.auth_typ);
+    return { name, provider: provider.success ? provider.data : "App Service authentication" };
+}
+
+function decodePrincipal(encoded: string | null | undefined): z.infer<typeof ClientPrincipal> | undefined {
+    if (!encoded) return undefined;
+    try {
+        const parsed = ClientPrincipal.safeParse(JSON.parse(Buffer.from(encoded, "base64").toString("utf8")));
+        return parsed.success ? parsed.data : undefined;
+    } catch {
+        return undefined;
+    }
+}
+
 /** Larger bodies are refused before they are parsed. */
 export const MAX_UNPARK_BODY_BYTES = 4096;
 
@@ -35,7 +78,7 @@ export function unparkBodyTooLarge(): ApiResponse {
  * orchestration runs the parked stage again; if the orchestration is gone (purged, terminated
  * by hand), a new attempt is started from the row. Either way what exists is adopted.
  */
-export async function unparkJob(deps: RecoveryDeps, jobKeyText: string, bodyText: string): Promise<ApiResponse> {
+export async function unparkJob(deps: RecoveryDeps, jobKeyText: string, bodyText: string, caller: CallerHeaders = {}): Promise<ApiResponse> {
     const key = parseJobKey(jobKeyText);
     if (!key) return problem(400, `${quoted(jobKeyText)} is not a job key; expected <intakeSheetId>-<intakeRowId>.`);
     if (!deps.sites.ofIntakeSheet(key.pk)) {
@@ -64,8 +107,23 @@ export async function unparkJob(deps: RecoveryDeps, jobKeyText: string, bodyText
 
     const instanceId = currentInstanceId(row);
     const status = await deps.orchestrations.status(instanceId);
-    const by = request.data.by ?? "ops";
-    const trail = { by, note: request.data.note, at: deps.now().toISOString(), parkReason: row.parkReason };
+    const easyAuth = deps.config.WEBSITE_AUTH_ENABLED === true;
+    const identity = platformIdentity(caller, easyAuth);
+    if (!easyAuth && (caller.principalName || caller.principal)) {
+        deps.log.warn(
+            `job ${jobKey}: the unpark request carries X-MS-CLIENT-PRINCIPAL headers but App Service authentication is off ` +
+                `(WEBSITE_AUTH_ENABLED is not True), so anyone could have sent them: ignored; recording what the body claims`,
+        );
+    }
+    const by = identity?.name ?? request.data.by ?? "ops";
+    const trail = {
+        by,
+        claimedBy: request.data.by,
+        identityProvider: identity?.provider,
+        note: request.data.note,
+        at: deps.now().toISOString(),
+        parkReason: row.parkReason,
+    };
     if (status && LIVE_STATUSES.includes(status.runtimeStatus)) {
         try {
             await deps.jobs.replace(stored, { ...row, unparks: [...row.unparks, trail] }, { from: JobLife.whileParked.from });
@@ -77,7 +135,7 @@ export async function unparkJob(deps: RecoveryDeps, jobKeyText: string, bodyText
         }
         const event: UnparkEvent = { parkedAt: row.parkedAt, by, note: request.data.note };
         await deps.orchestrations.raiseEvent(instanceId, UNPARK_EVENT, event);
-        deps.log.info(`job ${jobKey}: unpark requested by ${by}; event raised on ${instanceId}`);
+        deps.log.info(`job ${jobKey}: unpark requested by ${describeCaller(trail)}; event raised on ${instanceId}`);
         return { status: 202, jsonBody: { jobKey, instanceId, action: "unpark event raised", stage: row.stage } };
     }
 
@@ -96,7 +154,14 @@ export async function unparkJob(deps: RecoveryDeps, jobKeyText: string, bodyText
     }
     await startAttempt(deps.orchestrations, key, attempt);
     deps.log.info(
-        transitionLine(key, "parked", "running", `unparked by ${by}; ${instanceId} was ${status?.runtimeStatus ?? "gone"}, started ${next}`),
+        transitionLine(key, "parked", "running", `unparked by ${describeCaller(trail)}; ${instanceId} was ${status?.runtimeStatus ?? "gone"}, started ${next}`),
     );
     return { status: 202, jsonBody: { jobKey, instanceId: next, action: "new attempt started", stage: row.stage } };
+}
+
+/** `dana@contoso.com (aad)`, `dana@contoso.com (aad; claimed "Dana")`, or what the caller claimed, marked as such. */
+function describeCaller(trail: { by: string; claimedBy?: string; identityProvider?: string }): string {
+    if (!trail.identityProvider) return `${trail.by} (claimed, not authenticated)`;
+    const claimed = trail.claimedBy !== undefined && trail.claimedBy !== trail.by ? `; claimed "${trail.claimedBy}"` : "";
+    return `${trail.by} (${trail.identityProvider}${claimed})`;
 }

@@ -1,0 +1,76 @@
+import { describe, expect, it } from "vitest";
+import { ExitCode, runJobsCli } from "../../tools/jobs-cli/main";
+
+/** The CLI against a stand-in for the app's HTTP API: each request gets the next scripted answer. */
+async function cli(args: string[], answers: Array<{ status: number; body: unknown }>) {
+    const out: string[] = [];
+    const err: string[] = [];
+    const asked: string[] = [];
+    const code = await runJobsCli(args, {
+        out: (line) => out.push(line),
+        err: (line) => err.push(line),
+        env: { SHEETWRIGHT_URL: "http://127.0.0.1:7071", SHEETWRIGHT_KEY: "k" },
+        fetch: (async (url: string) => {
+            const request = new URL(url);
+            asked.push(`${request.pathname}${request.search}`);
+            const answer = answers.shift();
+            if (!answer) throw new Error(`no answer scripted for ${url}`);
+            return new Response(JSON.stringify(answer.body), { status: answer.status });
+        }) as typeof fetch,
+    });
+    return { code, out: out.join("\n"), err: err.join("\n"), asked };
+}
+
+const job = (rowId: number, patch: object = {}) => ({
+    jobKey: `4583173393803140-${rowId}`,
+    site: "acme",
+    state: "done",
+    productCode: `IND-${rowId}`,
+    productName: "Pump",
+    attempt: 1,
+    recoveries: 0,
+    lastProgressAt: "2026-12-01T10:00:00.000Z",
+    ...patch,
+});
+
+describe("the jobs CLI's output", () => {
+    it("follows the listing's continuation to the end and prints every page's jobs as one JSON document", async () => {
+        const { code, out, err, asked } = await cli(
+            ["list", "--state", "done", "--page-size", "2", "--json"],
+            [
+                { status: 200, body: { state: "done", jobs: [job(1), job(2)], invalid: [], continuation: "c1" } },
+                { status: 200, body: { state: "done", jobs: [], invalid: [{ jobKey: "4583173393803140-3", reason: "its row is invalid" }], continuation: "c2" } },
+                { status: 200, body: { state: "done", jobs: [job(4)], invalid: [] } },
+            ],
+        );
+        expect(code).toBe(ExitCode.ok);
+        expect(err).toBe("");
+        expect(asked).toEqual([
+            "/api/jobs?state=done&pageSize=2",
+            "/api/jobs?state=done&pageSize=2&continuation=c1",
+            "/api/jobs?state=done&pageSize=2&continuation=c2",
+        ]);
+        const document = JSON.parse(out) as { jobs: Array<{ jobKey: string }>; invalid: unknown[] };
+        expect(document.jobs.map((listed) => listed.jobKey)).toEqual(["4583173393803140-1", "4583173393803140-2", "4583173393803140-4"]);
+        expect(document.invalid).toHaveLength(1);
+        expect(document).not.toHaveProperty("continuation");
+    });
+
+    it("stops with an error, not a loop, when the app answers the same continuation twice", async () => {
+        const page = { status: 200, body: { state: "done", jobs: [job(1)], invalid: [], continuation: "same" } };
+        const { code, err } = await cli(["list", "--state", "done"], [page, page]);
+        expect(code).toBe(ExitCode.error);
+        expect(err).toMatch(/same continuation twice/);
+    });
+
+    it("shows who unparked: the platform identity with its provider and what was claimed, or a bare claim", async () => {
+        const unparks = [
+            { by: "dana@contoso.com", claimedBy: "Dana", identityProvider: "aad", note: "renamed", at: "2026-12-01T11:00:00.000Z" },
+            { by: "ops", at: "2026-12-01T12:00:00.000Z" },
+        ];
+        const { code, out } = await cli(["show", "4583173393803140-1"], [{ status: 200, body: job(1, { state: "parked", unparks }) }]);
+        expect(code).toBe(ExitCode.ok);
+        expect(out).toMatch(/^unparked:\s+2026-12-01T11:00:00.000Z by dana@contoso.com \(aad, claimed "Dana"\): renamed$/m);
+        expect(out).toMatch(/^unparked:\s+2026-12-01T12:00:00.000Z by ops$/m);
+    });
+});
