@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { budgetPacingWaitMs, SLICES_PER_WINDOW } from "./smartsheet/SharedTokenBudget";
+import { TelemetryExporter } from "./telemetry/startTelemetry";
 
 const smartsheetId = (what: string) =>
     z.coerce
@@ -216,6 +217,8 @@ export const SETTINGS = {
     STEP_RETRY_MAX_SECONDS: "longest delay between two retries of a step",
     STEP_RETRY_ATTEMPTS: "attempts of a step before its orchestration gives up (the reaper then recovers it)",
     ALERT_WEBHOOK_URL: "optional webhook that is POSTed when a job is parked",
+    TELEMETRY_EXPORTER:
+        "where the app's events and metrics go (docs/telemetry.md): azure-monitor (Application Insights, through APPLICATIONINSIGHTS_CONNECTION_STRING and, with a managed identity, APPLICATIONINSIGHTS_AUTHENTICATION_STRING), console, or off; default azure-monitor when APPLICATIONINSIGHTS_CONNECTION_STRING is set, else off",
 } as const;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -272,6 +275,7 @@ export const Settings = z.object({
     STEP_RETRY_MAX_SECONDS: wholeNumber(1, 600).default(60),
     STEP_RETRY_ATTEMPTS: wholeNumber(1, 20).default(5),
     ALERT_WEBHOOK_URL: httpsOrLoopbackUrl("https://hooks.example.com/sheetwright").optional(),
+    TELEMETRY_EXPORTER: TelemetryExporter.optional(),
 });
 export type Settings = z.infer<typeof Settings>;
 
@@ -575,6 +579,7 @@ const SHOWN_AS: Record<SettingName, "value" | "origin" | "storage" | "sites" | "
     STEP_RETRY_MAX_SECONDS: "value",
     STEP_RETRY_ATTEMPTS: "value",
     ALERT_WEBHOOK_URL: "origin",
+    TELEMETRY_EXPORTER: "value",
 };
 
 /** Connection-string keys whose values are not secret; every other key (AccountKey, SharedAccessSignature…) is withheld. */
