@@ -73,8 +73,13 @@ export interface RunningTelemetry {
 
 const SCOPE = "sheetwright";
 
-/** Starts the exporter the plan names. Call it once per process, before anything records. */
-export function startTelemetry(plan: TelemetryPlan): RunningTelemetry {
+type AzureMonitorExporterOptions = NonNullable<import("@azure/monitor-opentelemetry").AzureMonitorOpenTelemetryOptions["azureMonitorExporterOptions"]>;
+
+/**
+ * Starts the exporter the plan names. Call it once per process, before anything records.
+ * `exporterHttpClient`: where the Azure Monitor exporter sends its requests (a test's own; else HTTPS to the ingestion endpoint).
+ */
+export function startTelemetry(plan: TelemetryPlan, options: { exporterHttpClient?: AzureMonitorExporterOptions["httpClient"] } = {}): RunningTelemetry {
     switch (plan.exporter) {
         case "off":
             return { plan, telemetry: noTelemetry, shutdown: async () => undefined };
@@ -91,8 +96,11 @@ export function startTelemetry(plan: TelemetryPlan): RunningTelemetry {
             // Loaded only when chosen: it brings the whole OpenTelemetry Node SDK, which a local run need not load.
             const monitor = require("@azure/monitor-opentelemetry") as typeof import("@azure/monitor-opentelemetry");
             monitor.useAzureMonitor({
+                // The alert rules count these records: none may be dropped because a span around it was sampled out.
+                enableTraceBasedSamplingForLogs: false,
                 azureMonitorExporterOptions: {
                     connectionString: plan.connectionString,
+                    ...(options.exporterHttpClient ? { httpClient: options.exporterHttpClient } : {}),
                     ...(plan.managedIdentity ? { credential: new ManagedIdentityCredential(plan.managedIdentity.clientId ? { clientId: plan.managedIdentity.clientId } : {}) } : {}),
                 },
             });
