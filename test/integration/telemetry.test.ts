@@ -55,9 +55,10 @@ describe("telemetry of the job's life, recorded beside its log lines", () => {
         await runSteps(deps, key);
 
         const jobKey = formatJobKey(key);
-        expect(telemetry.events("job.transition").map(({ from, to, jobKey: job, site }) => ({ from, to, job, site }))).toEqual([
-            { from: "queued", to: "running", job: jobKey, site: "default" },
-            { from: "running", to: "done", job: jobKey, site: "default" },
+        const job = { jobKey, site: "default", attempt: 1 };
+        expect(telemetry.events("job.transition")).toEqual([
+            { ...job, state: "running", stage: "copy", from: "queued", to: "running" },
+            { ...job, state: "done", stage: "register", from: "running", to: "done" },
         ]);
         const done = telemetry.events("job.done");
         expect(done).toEqual([expect.objectContaining({ jobKey, site: "default", state: "done", stage: "register", attempt: 1 })]);

@@ -21,9 +21,9 @@ export function beginAttempt(deps: ProvisioningDeps, input: BeginInput): Promise
         input,
         "beginAttempt",
         async (context) => {
-            await context.update((row) => JobLife.begin.apply(row, deps.now().toISOString()));
+            const begun = await context.update((row) => JobLife.begin.apply(row, deps.now().toISOString()));
             if (context.row.state === "queued") deps.log.info(transitionLine(input.jobKey, "queued", "running", `attempt ${input.attempt}`));
-            if (context.row.state === "queued") jobEvents.transition(deps.telemetry, context.row, deps.sites, { from: "queued", to: "running" });
+            if (context.row.state === "queued") jobEvents.transition(deps.telemetry, begun, deps.sites, { from: "queued", to: "running" });
         },
         { from: JobLife.begin.from },
     );
