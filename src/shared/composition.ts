@@ -25,6 +25,7 @@ import { logLine } from "./text/logText";
 import type { TableClient } from "@azure/data-tables";
 import { WebhookAlertChannel, type AlertChannel } from "./alerts/AlertChannel";
 import type { QueueClient } from "@azure/storage-queue";
+import { startTelemetry, telemetryPlanOf, type RunningTelemetry } from "./telemetry/startTelemetry";
 
 /** Long-lived clients, built once per process from the validated configuration. */
 interface Shared {
@@ -35,6 +36,7 @@ interface Shared {
     sites: Sites;
     listings: SharedListings;
     alerts?: AlertChannel;
+    telemetry: RunningTelemetry;
     queue: QueueClient;
     poisonQueue: QueueClient;
     reconcileQueue: QueueClient;
@@ -47,10 +49,23 @@ let shared: Shared | undefined;
 
 /** The configuration, validated once; a bad setting throws a `ConfigError` naming every problem. */
 export function appConfig(): Config {
-    return (shared ??= build(loadConfig(process.env, { functionTimeoutMs: functionTimeoutMs() }))).config;
+    return (shared ??= build(loadConfig(process.env, { functionTimeoutMs: functionTimeoutMs() }), process.env)).config;
 }
 
-function build(config: Config): Shared {
+/** Sends the telemetry still buffered (the app's terminate hook). */
+export async function shutdownTelemetry(): Promise<void> {
+    await shared?.telemetry.shutdown();
+}
+
+function build(config: Config, env: NodeJS.ProcessEnv): Shared {
+    // First, so that every record of this process goes to the exporter; a bad telemetry setting stops the app here, saying what to set.
+    const telemetry = startTelemetry(
+        telemetryPlanOf({
+            TELEMETRY_EXPORTER: config.TELEMETRY_EXPORTER,
+            APPLICATIONINSIGHTS_CONNECTION_STRING: env.APPLICATIONINSIGHTS_CONNECTION_STRING,
+            APPLICATIONINSIGHTS_AUTHENTICATION_STRING: env.APPLICATIONINSIGHTS_AUTHENTICATION_STRING,
+        }),
+    );
     const storage = storageAccessOf(config);
     const table = tableClientFor(storage, config.JOBS_TABLE);
     const queue = queueClientFor(storage, config.PROVISION_QUEUE);
@@ -61,7 +76,7 @@ function build(config: Config): Shared {
     const budgetRows = new BudgetTable(tableClientFor(storage, config.JOBS_TABLE, { retryOptions: { maxRetries: 0 } }));
     // One client per token (the Sites registry calls this once per token), each paced by this process and by the
     // token's budget shared with every other instance of the app.
-    const clientFor = (accessToken: string) => {
+    const clientFor = (accessToken: string, tokenSetting: string) => {
         const budget = new SharedTokenBudget({
             accessToken,
             limit: config.SMARTSHEET_REQUESTS_PER_MINUTE,
@@ -72,6 +87,8 @@ function build(config: Config): Shared {
             clock: systemClock,
             // Its lines (the share taken each window, storage falling away and coming back) go out with the next invocation's log.
             log: logFromApp,
+            telemetry: telemetry.telemetry,
+            tokenSetting,
         });
         return new SdkSmartsheet({
             accessToken,
@@ -79,6 +96,8 @@ function build(config: Config): Shared {
             limiter: new RateLimiter(config.SMARTSHEET_REQUESTS_PER_MINUTE, windowMs, systemClock, budget),
             callTimeoutMs: config.SMARTSHEET_CALL_TIMEOUT_SECONDS * 1000,
             rateLimitBackoff: { baseMs: 2_000, maxMs: 60_000, maxTotalMs: config.SMARTSHEET_RATE_LIMIT_RETRY_SECONDS * 1000 },
+            telemetry: telemetry.telemetry,
+            tokenSetting,
         });
     };
     return {
@@ -89,6 +108,7 @@ function build(config: Config): Shared {
         sites: sitesFrom(config.sites, clientFor),
         listings: new SharedListings(() => Date.now()),
         alerts: config.ALERT_WEBHOOK_URL ? new WebhookAlertChannel(config.ALERT_WEBHOOK_URL) : undefined,
+        telemetry,
         queue,
         poisonQueue,
         reconcileQueue,
@@ -145,13 +165,14 @@ export function loggerFor(context: InvocationContext): Logger {
 
 export async function provisioningDeps(context: InvocationContext): Promise<ProvisioningDeps> {
     await ensureStorage();
-    const { config, jobs, blueprints, sites, listings, alerts } = shared!;
+    const { config, jobs, blueprints, sites, listings, alerts, telemetry } = shared!;
     return {
         config,
         sites,
         jobs,
         blueprints,
         alerts,
+        telemetry: telemetry.telemetry,
         listings,
         log: loggerFor(context),
         now: () => new Date(),

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { parseCron, nextUtc } from "./schedule/ncrontab";
 import { planIgnoringTimeZone, resolveTimeZone } from "./schedule/timeZone";
 import { budgetPacingWaitMs, SLICES_PER_WINDOW } from "./smartsheet/SharedTokenBudget";
+import { TelemetryExporter } from "./telemetry/startTelemetry";
 
 const smartsheetId = (what: string) =>
     z.coerce
@@ -259,6 +260,8 @@ export const SETTINGS = {
         "optional webhook POSTed for every alert ops must act on: a job parked (job.parked); a whole site failing a run (site.failed) and, when it sweeps again, recovering (site.recovered); an intake row whose status Smartsheet refused to write (intake.rowRefused); open or parked jobs on an intake sheet no site in SITES serves (jobs.orphaned)",
     WEBSITE_AUTH_ENABLED:
         "set by the platform (True) when App Service authentication is on; only then does unpark record the caller's X-MS-CLIENT-PRINCIPAL identity. Never set it by hand",
+    TELEMETRY_EXPORTER:
+        "where the app's events and metrics go (docs/telemetry.md): azure-monitor (Application Insights, through APPLICATIONINSIGHTS_CONNECTION_STRING and, with a managed identity, APPLICATIONINSIGHTS_AUTHENTICATION_STRING), console, or off; default azure-monitor when APPLICATIONINSIGHTS_CONNECTION_STRING is set, else off",
 } as const;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -333,6 +336,7 @@ export const Settings = z.object({
     STEP_RETRY_ATTEMPTS: wholeNumber(1, 20).default(5),
     ALERT_WEBHOOK_URL: httpsOrLoopbackUrl("https://hooks.example.com/sheetwright").optional(),
     WEBSITE_AUTH_ENABLED: z.stringbool({ error: "expected True or False, as the platform sets it (or leave it out)" }).optional(),
+    TELEMETRY_EXPORTER: TelemetryExporter.optional(),
 });
 export type Settings = z.infer<typeof Settings>;
 
@@ -713,6 +717,7 @@ const SHOWN_AS: Record<SettingName, "value" | "origin" | "storage" | "sites" | "
     STEP_RETRY_ATTEMPTS: "value",
     ALERT_WEBHOOK_URL: "origin",
     WEBSITE_AUTH_ENABLED: "value",
+    TELEMETRY_EXPORTER: "value",
 };
 
 /** Connection-string keys whose values are not secret; every other key (AccountKey, SharedAccessSignature…) is withheld. */

@@ -42,6 +42,7 @@ import {
     type StatusWrite,
     type SweepRead,
 } from "./sweepPlan";
+import { jobEvents } from "../telemetry/jobEvents";
 
 export { IntakeRequest, type SweepKind } from "./sweepPlan";
 
@@ -144,6 +145,7 @@ export async function sweepSite(deps: SweepDeps, site: Site, kind: SweepKind = "
             (report.statusesRefused.length > 0 ? `${report.statusesRefused.length} statuses refused by their rows, ` : "") +
             `${report.smartsheetCalls} Smartsheet calls`,
     );
+    deps.telemetry?.event("sweep.completed", { site: site.name, kind, rowsRead: report.rowsRead, queued: report.queued.length, rejected: report.rejected.length, missedByCursor: report.missedByCursor.length, smartsheetCalls: report.smartsheetCalls });
     return report;
 }
 
@@ -317,6 +319,8 @@ async function applySweepActions(deps: SweepDeps, smartsheet: SmartsheetPort, ac
                     break;
                 }
                 log(action.line);
+                jobEvents.transition(deps.telemetry, jobInputOf(action.write), deps.sites, { from: "replace" in action.write ? "rejected" : "new", to: "queued" });
+                deps.telemetry?.count("sheetwright.sweep.found", { site: site.name, kind: "new" });
                 applied.landed.add(action.jobKey);
                 applied.queued.push(action.jobKey);
                 break;
@@ -324,6 +328,7 @@ async function applySweepActions(deps: SweepDeps, smartsheet: SmartsheetPort, ac
             case "rejectRequest":
                 if (action.write && (await writeOrKeep(deps, action.write, action.jobKey, applied)) !== "written") break;
                 log(action.line);
+                if (action.write) jobEvents.transition(deps.telemetry, jobInputOf(action.write), deps.sites, { from: "replace" in action.write ? "rejected" : "new", to: "rejected", reason: action.reason });
                 applied.landed.add(action.jobKey);
                 applied.rejected.push(action.jobKey);
                 break;
@@ -353,6 +358,7 @@ async function applySweepActions(deps: SweepDeps, smartsheet: SmartsheetPort, ac
             case "reportMissedByCursor":
                 applied.missedByCursor.push(action.jobKey);
                 log(action.line);
+                deps.telemetry?.count("sheetwright.sweep.found", { site: site.name, kind: "missedByCursor" });
                 break;
             case "advanceCursor":
                 await deps.cursors.advance(action.intakeSheetId, action.cursor, deps.timing.clockSkewMs);

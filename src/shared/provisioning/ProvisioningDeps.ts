@@ -3,6 +3,7 @@ import type { AppWideSettings } from "../config";
 import type { JobStore } from "../jobs/JobStore";
 import type { Logger } from "../logger";
 import type { Sites } from "../sites/Sites";
+import type { Telemetry } from "../telemetry/Telemetry";
 import type { BlueprintStore } from "./BlueprintStore";
 import type { SharedListings } from "./SharedListings";
 
@@ -16,6 +17,8 @@ export interface ProvisioningDeps {
     log: Logger;
     /** Where park alerts go; none configured: the error line in the log is the alert. */
     alerts?: AlertChannel;
+    /** Where the job's events and metrics go (docs/telemetry.md); none: nothing is recorded. */
+    telemetry?: Telemetry;
     now(): Date;
     sleep(ms: number): Promise<void>;
     /** Folder listings the looks of this process's steps share (one per process). */

@@ -1,5 +1,6 @@
 import { formatJobKey, keyOf, LateWriteKind, type JobRow, type LateWriteRemoval } from "../jobs/JobRow";
 import { transitionLine } from "../jobs/jobLife";
+import { jobEvents } from "../telemetry/jobEvents";
 import type { FolderChild } from "../smartsheet/model";
 import { namesOf } from "./copyStage";
 import { NeedsPersonError } from "./errors";
@@ -66,6 +67,7 @@ export function auditProduct(deps: ProvisioningDeps, input: StepInput): Promise<
             deps.log.warn(
                 transitionLine(input.jobKey, row.state, row.state, `final audit removed a late-landed ${removal.kind} ${removal.id} "${removal.name}"`),
             );
+            jobEvents.transition(deps.telemetry, row, deps.sites, { from: row.state, to: row.state, reason: `final audit removed a late-landed ${removal.kind} ${removal.id}` });
         }
         await context.update((latest) => ({ ...latest, lateWritesUntil: undefined, lateWriteKinds: undefined, quietUntil: undefined }));
         deps.log.info(`job ${formatJobKey(input.jobKey)}: final audit done, ${removals.length} late writes removed`);

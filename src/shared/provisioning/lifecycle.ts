@@ -7,6 +7,7 @@ import { isSmartsheetError } from "../smartsheet/errors";
 import { underClaim } from "./underClaim";
 import type { ProvisioningDeps } from "./ProvisioningDeps";
 import { runStep, type StepContext } from "./runStep";
+import { jobEvents } from "../telemetry/jobEvents";
 
 const STAGE_ORDER = Stage.options;
 
@@ -20,8 +21,9 @@ export function beginAttempt(deps: ProvisioningDeps, input: BeginInput): Promise
         input,
         "beginAttempt",
         async (context) => {
-            await context.update((row) => JobLife.begin.apply(row, deps.now().toISOString()));
+            const begun = await context.update((row) => JobLife.begin.apply(row, deps.now().toISOString()));
             if (context.row.state === "queued") deps.log.info(transitionLine(input.jobKey, "queued", "running", `attempt ${input.attempt}`));
+            if (context.row.state === "queued") jobEvents.transition(deps.telemetry, begun, deps.sites, { from: "queued", to: "running" });
         },
         { from: JobLife.begin.from },
     );
@@ -50,8 +52,9 @@ export function completeJob(deps: ProvisioningDeps, input: StepInput): Promise<S
         async (context) => {
             if (context.row.state === "done") return;
             await recordIntakeStatus(deps, context, IntakeStatus.done, { folderLink: context.row.folderLink, current: (row) => row.state === "running" });
-            await context.update((row) => JobLife.complete.apply(row));
+            const done = await context.update((row) => JobLife.complete.apply(row));
             deps.log.info(transitionLine(input.jobKey, "running", "done", `${context.row.productCode} provisioned`));
+            jobEvents.done(deps.telemetry, done, deps.sites, "running", deps.now());
         },
         { from: JobLife.complete.from },
     );
@@ -69,6 +72,7 @@ export function parkJob(deps: ProvisioningDeps, input: ParkInput): Promise<StepO
         "parkJob",
         async (context) => {
             const parked = await context.update((row) => JobLife.park.apply(row, { reason: input.reason, stage: input.stage, now: deps.now().toISOString() }));
+            if (context.row.state !== "parked" || context.row.parkReason !== input.reason) jobEvents.parked(deps.telemetry, parked, deps.sites, context.row.state, input.reason);
             if (!parked.parkAlerted) await tellOpsOfParking(deps, input.jobKey, transitionLine(input.jobKey, "running", "parked", input.reason));
             // Ops knows already; a Stall Smartsheet will not take now is left to the sweep, which owes it at any age.
             await recordIntakeStatus(deps, context, IntakeStatus.stalled(input.reason), {
@@ -114,8 +118,9 @@ export function resumeJob(deps: ProvisioningDeps, input: StepInput): Promise<Ste
         "resumeJob",
         async (context) => {
             if (context.row.state !== "running") {
-                await context.update((row) => JobLife.resume.apply(row));
+                const resumed = await context.update((row) => JobLife.resume.apply(row));
                 deps.log.info(transitionLine(input.jobKey, "parked", "running", `unparked; the ${context.row.stage ?? "copy"} stage runs again`));
+                jobEvents.transition(deps.telemetry, resumed, deps.sites, { from: "parked", to: "running", reason: "unparked" });
             }
             if (IntakeStatus.isStalled(context.row.intakeStatus)) {
                 await recordIntakeStatus(deps, context, IntakeStatus.inProgress, { current: (row) => row.state === "running" });

@@ -11,6 +11,7 @@ import {
     type StoredJob,
 } from "../jobs/JobStore";
 import { JobLife, transitionLine } from "../jobs/jobLife";
+import { jobEvents } from "../telemetry/jobEvents";
 import { instanceIdFor } from "../jobs/instanceIds";
 import { LIVE_STATUSES, type OrchestrationState } from "../orchestration/Orchestrations";
 import { startAttempt } from "../orchestration/startAttempt";
@@ -108,6 +109,7 @@ export async function reap(sharedDeps: RecoveryDeps): Promise<ReaperReport> {
             orphanedText(report.orphaned) +
             parkAlertsText(alerts),
     );
+    deps.telemetry?.event("reaper.completed", { active: report.active, stale: report.stale, backlogged: report.backlogged, transitions: report.transitions.length, failedSites: failed.length });
     return report;
 }
 
@@ -194,6 +196,7 @@ async function reapSite(
         });
     }
     reportInvalidJobs(deps.log, invalid, "reaper");
+    deps.telemetry?.record("sheetwright.reaper.backlog", backlogged, { site: site?.name ?? `intake sheet ${pk}` });
     invalid.push(...reconciled.invalid);
     return { active: reconciled.checked, stale, backlogged, transitions, invalid, failedJobs };
 }
@@ -270,6 +273,7 @@ async function takeOver(
     let line: string;
     if (parking) {
         line = transitionLine(key, row.state, "parked", reason);
+        jobEvents.parked(deps.telemetry, { ...row, attempt }, deps.sites, row.state, reason);
         // Ops first, whatever becomes of the intake row (it may be the very thing that is broken).
         alertRetries.owe(key, line, { first: true });
         if (site) await writeStall(deps, site, key, reason);
@@ -277,6 +281,7 @@ async function takeOver(
     } else {
         line = transitionLine(key, row.state, row.state, `recovery ${row.recoveries + 1}/${deps.config.MAX_RECOVERIES}: ${why}; ${instanceId} continues from the row`);
         deps.log.warn(line);
+        jobEvents.recovered(deps.telemetry, { ...row, attempt }, deps.sites, why);
     }
     // The new instance finishes the job (or, when parked, waits for unpark). If it cannot be
     // started now, the row still names it, and the next run of the reaper tries again.

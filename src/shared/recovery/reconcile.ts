@@ -9,6 +9,7 @@ import {
     type Listing,
 } from "../jobs/JobStore";
 import { JobLife, transitionLine } from "../jobs/jobLife";
+import { jobEvents } from "../telemetry/jobEvents";
 import type { OrchestrationState, Orchestrations } from "../orchestration/Orchestrations";
 import type { ProvisioningDeps } from "../provisioning/ProvisioningDeps";
 import { forEachSite, type SiteFailure } from "../sites/eachSite";
@@ -165,6 +166,7 @@ export async function reconcileSite(
             }
             const line = transitionLine(key, from, "done", `orchestration ${instanceId} completed; the row had missed it`);
             deps.log.warn(line);
+            jobEvents.done(deps.telemetry, stored.row, deps.sites, from, deps.now());
             transitions.push(line);
             finished.add(entry.jobRowKey);
         });

@@ -4,6 +4,7 @@ import { problem, quoted, type ApiResponse } from "./jobsApi";
 import { currentInstanceId, formatJobKey, parseJobKey } from "../jobs/JobRow";
 import { JobConcurrencyError, JobStateConflictError } from "../jobs/JobStore";
 import { JobLife, transitionLine } from "../jobs/jobLife";
+import { jobEvents } from "../telemetry/jobEvents";
 import { instanceIdFor } from "../jobs/instanceIds";
 import { LIVE_STATUSES } from "../orchestration/Orchestrations";
 import { startAttempt } from "../orchestration/startAttempt";
@@ -156,6 +157,7 @@ export async function unparkJob(deps: RecoveryDeps, jobKeyText: string, bodyText
     deps.log.info(
         transitionLine(key, "parked", "running", `unparked by ${describeCaller(trail)}; ${instanceId} was ${status?.runtimeStatus ?? "gone"}, started ${next}`),
     );
+    jobEvents.transition(deps.telemetry, { ...row, state: "running", attempt }, deps.sites, { from: "parked", to: "running", reason: "unparked" });
     return { status: 202, jsonBody: { jobKey, instanceId: next, action: "new attempt started", stage: row.stage } };
 }
 

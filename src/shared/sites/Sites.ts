@@ -62,15 +62,16 @@ export class Sites {
 }
 
 /**
- * The sites of the configuration, each with a client from `clientFor`, called once per token:
- * sites that share a token share its client, and so its pacing and its budget.
+ * The sites of the configuration, each with a client from `clientFor`, called once per token
+ * (with the name of the first setting that holds it): sites that share a token share its client,
+ * and so its pacing and its budget.
  */
-export function sitesFrom(configs: readonly SiteConfig[], clientFor: (token: string) => SmartsheetPort): Sites {
+export function sitesFrom(configs: readonly SiteConfig[], clientFor: (token: string, tokenSetting: string) => SmartsheetPort): Sites {
     const clients = new Map<string, SmartsheetPort>();
     return new Sites(
         configs.map(({ token, ...site }) => {
             let smartsheet = clients.get(token);
-            if (!smartsheet) clients.set(token, (smartsheet = clientFor(token)));
+            if (!smartsheet) clients.set(token, (smartsheet = clientFor(token, site.tokenSetting)));
             return { ...site, smartsheet };
         }),
     );

@@ -2,6 +2,8 @@ import type { AlertChannel } from "../alerts/AlertChannel";
 import type { Logger } from "../logger";
 import { isSmartsheetError } from "../smartsheet/errors";
 import type { Site, Sites } from "./Sites";
+import type { Telemetry } from "../telemetry/Telemetry";
+import { siteEvents } from "../telemetry/siteEvents";
 
 /** A site whose run failed, and why (with what to do about it). */
 export interface SiteFailure {
@@ -13,6 +15,7 @@ export interface EachSiteDeps {
     sites: Sites;
     log: Logger;
     alerts?: AlertChannel;
+    telemetry?: Telemetry;
     now(): Date;
 }
 
@@ -32,13 +35,16 @@ export async function forEachSite<R>(
     for (const site of sites) {
         try {
             results.push(await work(site));
+            siteEvents.succeeded(deps.telemetry, site.name, run);
         } catch (error) {
             const reason = siteFailureReason(site, error);
             deps.log.error(`${run}: site ${site.name} failed: ${reason}; the other sites carry on`);
+            siteEvents.failed(deps.telemetry, site.name, run, reason);
             failed.push({ site: site.name, reason });
             try {
                 await deps.alerts?.send({ event: "site.failed", site: site.name, run, reason, failedAt: deps.now().toISOString() });
             } catch (alertError) {
+                deps.telemetry?.event("alert.failed", { site: site.name, run, reason: alertError instanceof Error ? alertError.message : String(alertError) });
                 deps.log.error(
                     `${run}: the alert that site ${site.name} failed did not go through (${alertError instanceof Error ? alertError.message : String(alertError)}); ` +
                         `the line above is the alert, and the next run tries again`,

@@ -25,6 +25,7 @@ import {
 } from "./model";
 import { callContext, createPacedTransport, type CallContext } from "./pacedTransport";
 import { RateLimiter, systemClock, type Clock } from "./RateLimiter";
+import type { Telemetry } from "../telemetry/Telemetry";
 import type {
     CallTally,
     ChildKind,
@@ -60,6 +61,9 @@ export interface SdkSmartsheetOptions {
     limiter?: RateLimiter;
     clock?: Clock;
     log?: (message: string) => void;
+    /** Counts every request by operation and answer, under `tokenSetting` (the app setting's name, never the token). */
+    telemetry?: Telemetry;
+    tokenSetting?: string;
 }
 
 interface RetryOptions {
@@ -344,7 +348,7 @@ function buildSdk(options: SdkSmartsheetOptions, limiter: RateLimiter): SdkClien
         throw new TypeError(`The Smartsheet base URL must end in "/" (got "${options.baseUrl}").`);
     }
     const requestor = createRequestor({
-        request: createPacedTransport(limiter, options.callTimeoutMs ?? 60_000),
+        request: createPacedTransport(limiter, options.callTimeoutMs ?? 60_000, { telemetry: options.telemetry, tokenSetting: options.tokenSetting }),
         // Per-call retry options replace these; this default re-sends nothing.
         calcRetryBackoff: () => -1,
     });

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { systemClock, type BudgetAnswer, type Clock, type RequestBudget } from "./RateLimiter";
 import { clockOffBeyond, StorageClockEstimate, type StorageTime } from "./storageClock";
+import type { Telemetry } from "../telemetry/Telemetry";
 
 /**
  * A window is cut into this many slices; a lease is good only in the slice it was taken for.
@@ -115,6 +116,9 @@ export interface SharedTokenBudgetOptions {
     rows: BudgetRows;
     clock?: Clock;
     log?: (level: "info" | "warn", message: string) => void;
+    /** Counts each request granted, under `tokenSetting` (the app setting's name, never the token). */
+    telemetry?: Telemetry;
+    tokenSetting?: string;
 }
 
 /** Counters since the budget was made (and per log line, since the last line). */
@@ -304,6 +308,7 @@ export class SharedTokenBudget implements RequestBudget {
     private grant(): BudgetAnswer {
         this.usage.used += 1;
         this.count("used");
+        this.options.telemetry?.count("sheetwright.budget.use", { token: this.options.tokenSetting });
         return { granted: true };
     }
 

@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { CallTally } from "./SmartsheetPort";
 import { RateLimitWaitTooLongError, type RateLimiter } from "./RateLimiter";
+import type { Telemetry } from "../telemetry/Telemetry";
 
 /** What the adapter knows about the call in flight; the transport reads and fills it. */
 export interface CallContext {
@@ -41,9 +42,11 @@ export interface SdkTransport {
  * A transport for the SDK that waits for the rate limiter before every request (retries
  * included) — but never past the call's `sendBy`, so that one write has a bounded lifetime — counts it, and gives up after `timeoutMs` — the SDK itself has no timeout.
  * Like axios, it resolves on 2xx and rejects with `{ response }` otherwise. A request that got
- * no answer rejects with a status-0 response and records why in the call context.
+ * no answer rejects with a status-0 response and records why in the call context. Every request
+ * sent is counted in `calls.telemetry` by operation and answer (`none`: no answer), under the name
+ * of the app setting holding the token.
  */
-export function createPacedTransport(limiter: RateLimiter, timeoutMs: number): SdkTransport {
+export function createPacedTransport(limiter: RateLimiter, timeoutMs: number, calls?: { telemetry?: Telemetry; tokenSetting?: string }): SdkTransport {
     const send = async (method: string, url: string, body: unknown, options: RequestOptions) => {
         const context = callContext.getStore();
         try {
@@ -69,10 +72,12 @@ export function createPacedTransport(limiter: RateLimiter, timeoutMs: number): S
             response = await readResponse(answer);
         } catch (error) {
             const networkError = describeNetworkError(error, timeoutMs);
+            calls?.telemetry?.count("sheetwright.smartsheet.calls", { operation: context?.operation ?? "unknown", status: "none", token: calls.tokenSetting });
             if (context) context.networkError = networkError;
             throw { response: { status: 0, headers: {}, data: networkError.message } };
         }
         if (response.status === 429) for (const tally of context?.tallies ?? []) tally.rateLimited += 1;
+        calls?.telemetry?.count("sheetwright.smartsheet.calls", { operation: context?.operation ?? "unknown", status: String(response.status), token: calls.tokenSetting });
         if (response.status < 200 || response.status > 299) throw { response };
         const answeredAt = Date.parse(response.headers["date"] ?? "");
         if (context && Number.isFinite(answeredAt)) context.answeredAt = new Date(answeredAt).toISOString();
