@@ -88,7 +88,9 @@ function build(config: Config): Shared {
         cursors: new IntakeCursorStore(table),
         sites: sitesFrom(config.sites, clientFor),
         listings: new SharedListings(() => Date.now()),
-        alerts: config.ALERT_WEBHOOK_URL ? new WebhookAlertChannel(config.ALERT_WEBHOOK_URL) : undefined,
+        alerts: config.ALERT_WEBHOOK_URL
+            ? new WebhookAlertChannel(config.ALERT_WEBHOOK_URL, { format: config.ALERT_WEBHOOK_FORMAT, signingSecret: config.ALERT_WEBHOOK_SIGNING_SECRET, appHost: process.env.WEBSITE_HOSTNAME })
+            : undefined,
         queue,
         poisonQueue,
         reconcileQueue,
