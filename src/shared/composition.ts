@@ -24,6 +24,8 @@ import { queueClientFor, storageAccessOf, tableClientFor } from "./storage";
 import { logLine } from "./text/logText";
 import type { TableClient } from "@azure/data-tables";
 import { WebhookAlertChannel, type AlertChannel } from "./alerts/AlertChannel";
+import { alertRetryPolicy } from "./alerts/delivery";
+import { SiteOutages } from "./alerts/SiteOutages";
 import type { QueueClient } from "@azure/storage-queue";
 
 /** Long-lived clients, built once per process from the validated configuration. */
@@ -35,6 +37,7 @@ interface Shared {
     sites: Sites;
     listings: SharedListings;
     alerts?: AlertChannel;
+    siteOutages: SiteOutages;
     queue: QueueClient;
     poisonQueue: QueueClient;
     reconcileQueue: QueueClient;
@@ -91,6 +94,7 @@ function build(config: Config): Shared {
         alerts: config.ALERT_WEBHOOK_URL
             ? new WebhookAlertChannel(config.ALERT_WEBHOOK_URL, { format: config.ALERT_WEBHOOK_FORMAT, signingSecret: config.ALERT_WEBHOOK_SIGNING_SECRET, appHost: process.env.WEBSITE_HOSTNAME })
             : undefined,
+        siteOutages: new SiteOutages(table, alertRetryPolicy(config.STALE_AFTER_MINUTES)),
         queue,
         poisonQueue,
         reconcileQueue,
@@ -147,13 +151,14 @@ export function loggerFor(context: InvocationContext): Logger {
 
 export async function provisioningDeps(context: InvocationContext): Promise<ProvisioningDeps> {
     await ensureStorage();
-    const { config, jobs, blueprints, sites, listings, alerts } = shared!;
+    const { config, jobs, blueprints, sites, listings, alerts, siteOutages } = shared!;
     return {
         config,
         sites,
         jobs,
         blueprints,
         alerts,
+        siteOutages,
         listings,
         log: loggerFor(context),
         now: () => new Date(),

@@ -82,6 +82,8 @@ export interface WebhookOptions {
     /** Where the app's jobs API answers (`WEBSITE_HOSTNAME` on Azure), to link the job and its unpark endpoint. */
     appHost?: string;
     now?: () => Date;
+    /** How long one alert may take before it counts as unanswered (default `WEBHOOK_TIMEOUT_MS`). */
+    timeoutMs?: number;
 }
 
 /** How long one alert may take before it counts as unanswered (and is tried again later). */
@@ -115,7 +117,7 @@ export class WebhookAlertChannel implements AlertChannel {
                 // A redirect could take the alert (and what it says) somewhere nobody configured.
                 redirect: "manual",
                 body,
-                signal: AbortSignal.timeout(WEBHOOK_TIMEOUT_MS),
+                signal: AbortSignal.timeout(this.options.timeoutMs ?? WEBHOOK_TIMEOUT_MS),
             });
         } catch (error) {
             // No answer (refused, reset, timed out): the webhook may take the next try.

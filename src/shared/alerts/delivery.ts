@@ -3,12 +3,25 @@
  * alert the app sends (park, orphaned jobs, refused intake row, site failure and recovery).
  */
 
+/** How a failed alert is tried again: after `firstMs`, doubling up to `maxMs`, at most `maxTries` tries in all. */
+export interface AlertRetryPolicy {
+    firstMs: number;
+    maxMs: number;
+    maxTries: number;
+}
+
 /** Tries of one alert before it is given up (and marked failed where it is stored). */
 export const ALERT_MAX_TRIES = 10;
-/** The wait after the first failed try; it doubles after each further one. */
-export const ALERT_FIRST_RETRY_MS = 60_000;
-/** The longest wait between two tries. */
-export const ALERT_MAX_RETRY_MS = 3_600_000;
+
+/**
+ * 1 min doubling to 1 h, 10 tries (about 5 h in all). The first wait is at most a fifth of the
+ * reaper's window and the longest 60 times the first: on Azure, where STALE_AFTER_MINUTES must
+ * outlast functionTimeout, that is always 1 min to 1 h; a test host with a window of seconds retries in seconds.
+ */
+export function alertRetryPolicy(staleAfterMinutes: number): AlertRetryPolicy {
+    const firstMs = Math.min(60_000, Math.round((staleAfterMinutes * 60_000) / 5));
+    return { firstMs, maxMs: firstMs * 60, maxTries: ALERT_MAX_TRIES };
+}
 
 /**
  * Answers that the same request to the same URL can never turn into a success: the webhook's URL
@@ -65,18 +78,18 @@ export type AfterFailure = { retryAt: string; tries: number } | { givenUp: Alert
 
 /**
  * After the `tries`-th failed try (counting it): a permanent failure, or the last allowed try,
- * gives the alert up; otherwise the next try waits 1 min, doubling to at most 1 h.
+ * gives the alert up; otherwise the next try waits its turn of the policy's back-off.
  */
-export function afterFailure(failure: AlertFailure, tries: number, now: Date): AfterFailure {
-    if (failure.permanent || tries >= ALERT_MAX_TRIES) {
+export function afterFailure(failure: AlertFailure, tries: number, now: Date, policy: AlertRetryPolicy): AfterFailure {
+    if (failure.permanent || tries >= policy.maxTries) {
         return { givenUp: { ...(failure.status === undefined ? {} : { status: failure.status }), reason: failure.reason, tries, at: now.toISOString() } };
     }
-    return { retryAt: new Date(now.getTime() + alertRetryDelayMs(tries)).toISOString(), tries };
+    return { retryAt: new Date(now.getTime() + alertRetryDelayMs(tries, policy)).toISOString(), tries };
 }
 
 /** The wait after the `tries`-th failed try. */
-export function alertRetryDelayMs(tries: number): number {
-    return Math.min(ALERT_FIRST_RETRY_MS * 2 ** Math.max(0, tries - 1), ALERT_MAX_RETRY_MS);
+export function alertRetryDelayMs(tries: number, policy: AlertRetryPolicy): number {
+    return Math.min(policy.firstMs * 2 ** Math.max(0, tries - 1), policy.maxMs);
 }
 
 /** The attributes of the `alert.failed` event (the telemetry event's shape, logged as its line until telemetry emits it). */

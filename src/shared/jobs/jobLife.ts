@@ -103,7 +103,7 @@ function states(...allowed: JobState[]): readonly JobState[] {
 
 function parkedRow(row: JobRow, reason: string, now: string): JobRow {
     // What a person does about it may change what the remap decided before: it looks again once the job runs.
-    return { ...row, state: "parked", parkReason: reason, parkedAt: now, parkAlerted: false, parkAlertAttempts: 0, parkAlertError: undefined, parkAlertClaim: undefined, remapPlan: undefined };
+    return { ...row, state: "parked", parkReason: reason, parkedAt: now, parkAlerted: false, parkAlertAttempts: 0, parkAlertError: undefined, parkAlertClaim: undefined, parkAlertRetryAt: undefined, parkAlertFailed: undefined, remapPlan: undefined };
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { AlertChannel } from "../alerts/AlertChannel";
+import type { SiteOutages } from "../alerts/SiteOutages";
 import type { AppWideSettings } from "../config";
 import type { JobStore } from "../jobs/JobStore";
 import type { Logger } from "../logger";
@@ -16,6 +17,8 @@ export interface ProvisioningDeps {
     log: Logger;
     /** Where park alerts go; none configured: the error line in the log is the alert. */
     alerts?: AlertChannel;
+    /** Each site's open outage (its own partition of the Jobs table): `site.failed` once per outage, then `site.recovered`. */
+    siteOutages?: SiteOutages;
     now(): Date;
     sleep(ms: number): Promise<void>;
     /** Folder listings the looks of this process's steps share (one per process). */
