@@ -509,14 +509,12 @@ async function noteRefusal(deps: SweepDeps, site: Site, write: StatusWrite & { k
             { from: JobState.options },
         );
         const recorded = next as AfterFailure | undefined;
-        if (recorded && "givenUp" in recorded) {
-            deps.log.error(alertFailedLine({ alert: "intake.rowRefused", about: `job ${jobKey}`, ...recorded.givenUp }));
-        } else {
-            deps.log.error(
-                `job ${jobKey}: the alert that intake row ${write.rowId} refused its status did not go through (${failure.reason}); ` +
-                    `the line above is the alert, and the next refusal${recorded ? ` after ${recorded.retryAt}` : ""} tries again`,
-            );
-        }
+        const givenUp = recorded && "givenUp" in recorded ? recorded.givenUp : undefined;
+        deps.log.error(
+            `job ${jobKey}: the alert that intake row ${write.rowId} refused its status did not go through (${failure.reason}); the line above is the alert` +
+                (givenUp ? "" : `, and the next refusal${recorded && "retryAt" in recorded ? ` after ${recorded.retryAt}` : ""} tries again`),
+        );
+        if (givenUp) deps.log.error(alertFailedLine({ alert: "intake.rowRefused", about: `job ${jobKey}`, ...givenUp }));
         return;
     }
     await deps.jobs.update(

@@ -77,13 +77,11 @@ export async function tellOpsOfParking(deps: AlertDeps, key: JobKey, line: strin
     }
     const next = await recordAnswer(deps, key, runId, failure);
     if (failure && next) {
-        if ("givenUp" in next) {
-            deps.log.error(alertFailedLine({ alert: "job.parked", about: `job ${formatJobKey(key)}`, ...next.givenUp }));
-        } else {
-            deps.log.error(
-                `job ${formatJobKey(key)}: the park alert webhook failed (try ${next.tries}): ${failure.reason}; the reaper tries again after ${next.retryAt}`,
-            );
-        }
+        const tries = "givenUp" in next ? next.givenUp.tries : next.tries;
+        deps.log.error(
+            `job ${formatJobKey(key)}: the park alert webhook failed (try ${tries}): ${failure.reason}` + ("retryAt" in next ? `; the reaper tries again after ${next.retryAt}` : ""),
+        );
+        if ("givenUp" in next) deps.log.error(alertFailedLine({ alert: "job.parked", about: `job ${formatJobKey(key)}`, ...next.givenUp }));
     }
     return failure === undefined ? "sent" : "failed";
 }
