@@ -44,7 +44,7 @@ export const JobLife = {
     resume: {
         from: states("parked", "running"),
         apply: (row: JobRow): JobRow | undefined =>
-            row.state === "running" ? undefined : { ...row, state: "running", recoveries: 0, parkReason: undefined, parkedAt: undefined, parkAlerted: false, parkAlertClaim: undefined },
+            row.state === "running" ? undefined : { ...row, state: "running", recoveries: 0, parkReason: undefined, parkedAt: undefined, parkAlerted: false, parkAlertClaim: undefined, parkAlertRetryAt: undefined, parkAlertFailed: undefined },
     },
     /** An unpark request with no instance waiting: the next attempt starts at the parked stage. */
     unparkToNewAttempt: {
@@ -59,6 +59,8 @@ export const JobLife = {
             parkedAt: undefined,
             parkAlerted: false,
             parkAlertClaim: undefined,
+            parkAlertRetryAt: undefined,
+            parkAlertFailed: undefined,
             lastProgressAt: unpark.now,
             unparks: [...row.unparks, unpark.trail],
         }),
