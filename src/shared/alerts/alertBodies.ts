@@ -1,4 +1,4 @@
-import type { Alert, IntakeRowRefusedAlert, ParkAlert, SiteFailureAlert } from "./AlertChannel";
+import type { Alert, IntakeRowRefusedAlert, ParkAlert, SiteFailureAlert } from "./Alert";
 import { inertText } from "./inertText";
 import type { ALERT_FORMATS } from "../config";
 
