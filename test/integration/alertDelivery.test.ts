@@ -1,9 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { WebhookAlertChannel } from "../../src/shared/alerts/AlertChannel";
 import { ALERT_MAX_TRIES, alertRetryPolicy } from "../../src/shared/alerts/delivery";
+import { SiteOutages } from "../../src/shared/alerts/SiteOutages";
 import { sweepIntake, sweepSite } from "../../src/shared/intake/intakeSweep";
 import { formatJobKey, type JobKey } from "../../src/shared/jobs/JobRow";
 import { reap } from "../../src/shared/recovery/reaper";
+import { storageAccessOf, tableClientFor } from "../../src/shared/storage";
 import { SdkSmartsheet } from "../../src/shared/smartsheet/SdkSmartsheet";
 import { sitesFrom } from "../../src/shared/sites/Sites";
 import { approvedRequest, intakeSheet } from "../helpers/intakeSheet";
@@ -225,6 +227,22 @@ describe("site.failed once per outage, then site.recovered", () => {
             // A new outage is a new alert.
             await sweepIntake(failing);
             expect(inbox.alerts.map((alert) => alert.event)).toEqual(["site.failed", "site.recovered", "site.failed"]);
+        } finally {
+            await inbox.close();
+        }
+    });
+
+    it("when the outage cannot be recorded (storage failing for it), the site's alert is sent every run rather than never", async () => {
+        const h = harness.current;
+        const inbox = await alertInbox();
+        try {
+            const { deps } = withWebhook(h, inbox);
+            const unrecorded = new SiteOutages(tableClientFor(storageAccessOf(h.config), "nosuchtable"), alertRetryPolicy(h.config.STALE_AFTER_MINUTES));
+            const failing = { ...deps, sites: sitesWith(h, h.site.name), siteOutages: unrecorded };
+            await sweepIntake(failing);
+            await sweepIntake(failing);
+            expect(inbox.alerts.map((alert) => alert.event)).toEqual(["site.failed", "site.failed"]);
+            expect(h.deps.logs.filter((line) => line.includes(`the outage of site ${h.site.name} could not be recorded`))).toHaveLength(2);
         } finally {
             await inbox.close();
         }

@@ -71,7 +71,9 @@ async function tellOfFailure(deps: EachSiteDeps, run: string, site: Site, reason
     try {
         turn = await deps.siteOutages.failed(site.name, run, reason, now, by);
     } catch (error) {
-        deps.log.error(`${run}: the outage of site ${site.name} could not be recorded (${messageOf(error)}); no alert this run, the line above says it`);
+        // Storage failing may be the very outage: better the alert every run than none.
+        deps.log.error(`${run}: the outage of site ${site.name} could not be recorded (${messageOf(error)}); its alert is sent unrecorded`);
+        await sendSiteAlert(deps, run, site, { event: "site.failed", site: site.name, run, reason, failedAt: now.toISOString() });
         return;
     }
     if (!turn) return;
