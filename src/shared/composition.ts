@@ -24,6 +24,8 @@ import { queueClientFor, storageAccessOf, tableClientFor } from "./storage";
 import { logLine } from "./text/logText";
 import type { TableClient } from "@azure/data-tables";
 import { WebhookAlertChannel, type AlertChannel } from "./alerts/AlertChannel";
+import { alertRetryPolicy } from "./alerts/delivery";
+import { SiteOutages } from "./alerts/SiteOutages";
 import type { QueueClient } from "@azure/storage-queue";
 import { startTelemetry, telemetryPlanOf, type RunningTelemetry } from "./telemetry/startTelemetry";
 
@@ -37,6 +39,7 @@ interface Shared {
     listings: SharedListings;
     alerts?: AlertChannel;
     telemetry: RunningTelemetry;
+    siteOutages: SiteOutages;
     queue: QueueClient;
     poisonQueue: QueueClient;
     reconcileQueue: QueueClient;
@@ -107,7 +110,10 @@ function build(config: Config, env: NodeJS.ProcessEnv): Shared {
         cursors: new IntakeCursorStore(table),
         sites: sitesFrom(config.sites, clientFor),
         listings: new SharedListings(() => Date.now()),
-        alerts: config.ALERT_WEBHOOK_URL ? new WebhookAlertChannel(config.ALERT_WEBHOOK_URL) : undefined,
+        alerts: config.ALERT_WEBHOOK_URL
+            ? new WebhookAlertChannel(config.ALERT_WEBHOOK_URL, { format: config.ALERT_WEBHOOK_FORMAT, signingSecret: config.ALERT_WEBHOOK_SIGNING_SECRET, appHost: process.env.WEBSITE_HOSTNAME })
+            : undefined,
+        siteOutages: new SiteOutages(table, alertRetryPolicy(config.STALE_AFTER_MINUTES)),
         telemetry,
         queue,
         poisonQueue,
@@ -165,7 +171,7 @@ export function loggerFor(context: InvocationContext): Logger {
 
 export async function provisioningDeps(context: InvocationContext): Promise<ProvisioningDeps> {
     await ensureStorage();
-    const { config, jobs, blueprints, sites, listings, alerts, telemetry } = shared!;
+    const { config, jobs, blueprints, sites, listings, alerts, telemetry, siteOutages } = shared!;
     return {
         config,
         sites,
@@ -173,6 +179,7 @@ export async function provisioningDeps(context: InvocationContext): Promise<Prov
         blueprints,
         alerts,
         telemetry: telemetry.telemetry,
+        siteOutages,
         listings,
         log: loggerFor(context),
         now: () => new Date(),

@@ -262,6 +262,10 @@ export const SETTINGS = {
         "set by the platform (True) when App Service authentication is on; only then does unpark record the caller's X-MS-CLIENT-PRINCIPAL identity. Never set it by hand",
     TELEMETRY_EXPORTER:
         "where the app's events and metrics go (docs/telemetry.md): azure-monitor (Application Insights, through APPLICATIONINSIGHTS_CONNECTION_STRING and, with a managed identity, APPLICATIONINSIGHTS_AUTHENTICATION_STRING), console, or off; default azure-monitor when APPLICATIONINSIGHTS_CONNECTION_STRING is set, else off",
+    ALERT_WEBHOOK_FORMAT:
+        "how ALERT_WEBHOOK_URL's alerts are written: json (default: the app's own JSON), slack (a Slack incoming webhook: text and blocks) or teams (an Adaptive Card for a Teams workflow's \"When a Teams webhook request is received\")",
+    ALERT_WEBHOOK_SIGNING_SECRET:
+        "optional secret (at least 32 characters) that signs every alert: headers X-Sheetwright-Timestamp and X-Sheetwright-Signature = sha256=<hex HMAC-SHA256 of \"<timestamp>.<body>\">, see docs/alerts.md (secret; never logged)",
 } as const;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -271,6 +275,9 @@ const SINGLE_SITE_IDS = ["INTAKE_SHEET_ID", "TEMPLATE_FOLDER_ID", "PRODUCTS_FOLD
 
 /** The name the single-site settings' site goes by. */
 export const DEFAULT_SITE_NAME = "default";
+
+/** ALERT_WEBHOOK_FORMAT's choices: the app's own JSON, a Slack incoming webhook, a Teams workflow. */
+export const ALERT_FORMATS = ["json", "slack", "teams"] as const;
 
 export const Settings = z.object({
     SITES: SitesList.optional(),
@@ -337,6 +344,9 @@ export const Settings = z.object({
     ALERT_WEBHOOK_URL: httpsOrLoopbackUrl("https://hooks.example.com/sheetwright").optional(),
     WEBSITE_AUTH_ENABLED: z.stringbool({ error: "expected True or False, as the platform sets it (or leave it out)" }).optional(),
     TELEMETRY_EXPORTER: TelemetryExporter.optional(),
+    ALERT_WEBHOOK_FORMAT: z.enum(ALERT_FORMATS, { message: `must be one of ${ALERT_FORMATS.join(", ")} (the webhook's kind: slack for a Slack incoming webhook, teams for a Teams workflow)` }).default("json"),
+    // The message never quotes the value: it is a secret.
+    ALERT_WEBHOOK_SIGNING_SECRET: z.string().trim().min(32, { message: "must be at least 32 characters (generate one: openssl rand -hex 32)" }).optional(),
 });
 export type Settings = z.infer<typeof Settings>;
 
@@ -415,7 +425,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, host?: HostLimi
     const pacing = Settings.pick(PACING_SETTINGS).safeParse(input);
     if (pacing.success) problems.push(...pacingProblems(pacing.data));
     if (parsed.success && sites && problems.length === 0) return { ...parsed.data, sites };
-    const secrets = [env.SMARTSHEET_ACCESS_TOKEN, ...tokenSettingsNamedIn(input.SITES).map((name) => env[name])]
+    const secrets = [env.SMARTSHEET_ACCESS_TOKEN, env.ALERT_WEBHOOK_SIGNING_SECRET, ...tokenSettingsNamedIn(input.SITES).map((name) => env[name])]
         .map((secret) => secret?.trim())
         .filter((secret): secret is string => Boolean(secret));
     throw new ConfigError(problems.map((problem) => secrets.reduce((text, secret) => text.split(secret).join("***"), problem)));
@@ -718,6 +728,8 @@ const SHOWN_AS: Record<SettingName, "value" | "origin" | "storage" | "sites" | "
     ALERT_WEBHOOK_URL: "origin",
     WEBSITE_AUTH_ENABLED: "value",
     TELEMETRY_EXPORTER: "value",
+    ALERT_WEBHOOK_FORMAT: "value",
+    ALERT_WEBHOOK_SIGNING_SECRET: "set",
 };
 
 /** Connection-string keys whose values are not secret; every other key (AccountKey, SharedAccessSignature…) is withheld. */

@@ -1,3 +1,5 @@
+import { alertRetryPolicy } from "../../src/shared/alerts/delivery";
+import { SiteOutages } from "../../src/shared/alerts/SiteOutages";
 import { randomUUID } from "node:crypto";
 import type { TableClient } from "@azure/data-tables";
 import { afterAll, beforeAll, beforeEach, inject } from "vitest";
@@ -122,6 +124,7 @@ export function useProvisioningHarness(options: { simulator?: SimulatorOptions; 
             sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
             newRunId: () => randomUUID(),
             listings: new SharedListings(() => Date.now()),
+            siteOutages: new SiteOutages(table, alertRetryPolicy(config.STALE_AFTER_MINUTES)),
             timing: { settleMs: 20, claimTtlMs: 3_000, claimPollMs: 20, lateWriteHorizonMs: 3_000, clockSkewMs: 1_000 },
         };
         harness = {

@@ -81,7 +81,11 @@ describe("never silent: the customer's intake row is not the only way ops hears"
         expect(intakeRow(sim.core.state(), unalerted.productCode)?.Status).toBe("Stalled — Smartsheet refused the name");
 
         hook.answer = 200;
-        expect(await tellOpsOfParking(alerting, key, "job parked (alert retry)")).toBe("sent");
+        // Not before the back-off the failure set on the row.
+        expect(unalerted.parkAlertRetryAt).toBeDefined();
+        expect(await tellOpsOfParking(alerting, key, "job parked (alert retry)")).toBe("left");
+        const afterBackOff = { ...alerting, now: () => new Date(Date.parse(unalerted.parkAlertRetryAt!) + 1) };
+        expect(await tellOpsOfParking(afterBackOff, key, "job parked (alert retry)")).toBe("sent");
         const alerted = (await deps.jobs.require(key)).row;
         expect(alerted).toMatchObject({ parkAlerted: true, parkAlertAttempts: 2 });
         expect(alerted.parkAlertError).toBeUndefined();

@@ -1,3 +1,4 @@
+import { alertRetryPolicy } from "../../src/shared/alerts/delivery";
 import { WebhookAlertChannel, type Alert } from "../../src/shared/alerts/AlertChannel";
 import { describe, expect, it, vi } from "vitest";
 import { sweepIntake } from "../../src/shared/intake/intakeSweep";
@@ -119,14 +120,22 @@ describe("never silent: the reaper retries park alerts that did not go through",
             expect((await deps.jobs.require(key)).row).toMatchObject({ state: "parked", parkAlerted: false, parkAlertAttempts: 1 });
             expect(base.logs.filter((line) => /^error .*park alert webhook failed \(try 1\)/.test(line))).toHaveLength(1);
 
-            await reap(deps); // still 500
+            await reap(deps); // before the back-off: not tried
+            expect((await deps.jobs.require(key)).row).toMatchObject({ parkAlertAttempts: 1 });
+            const afterBackOff = async () => {
+                const retryAt = Date.parse((await deps.jobs.require(key)).row.parkAlertRetryAt!);
+                return { ...deps, now: () => new Date(Math.max(Date.now(), retryAt + 1)) };
+            };
+
+            await reap(await afterBackOff()); // still 500
             expect((await deps.jobs.require(key)).row).toMatchObject({ parkAlerted: false, parkAlertAttempts: 2, parkAlertError: "the webhook answered 500" });
             expect(base.logs).toContainEqual(expect.stringMatching(new RegExp(`^error park alert, try 2: job ${formatJobKey(key)} running → parked \\(No progress after 3 recoveries`)));
 
             inbox.answer = 204;
-            await reap(deps);
+            const later = await afterBackOff();
+            await reap(later);
             expect((await deps.jobs.require(key)).row).toMatchObject({ parkAlerted: true, parkAlertAttempts: 3 });
-            await reap(deps);
+            await reap(later);
             expect(inbox.alerts).toHaveLength(3);
             expect(inbox.alerts[2]).toMatchObject({ event: "job.parked", jobKey: formatJobKey(key) });
         } finally {
@@ -210,7 +219,9 @@ describe("a webhook that hangs holds up no take-over and no site", () => {
 
         // The webhook answers again: each run tells ops of at most its share, until every parking is told.
         const inbox: Alert[] = [];
-        const answering = { ...deps, alerts: { send: async (alert: Alert) => void inbox.push(alert) } };
+        // After the back-off of the three failed tries (their second: twice the first wait).
+        const backOff = 2 * alertRetryPolicy(deps.config.STALE_AFTER_MINUTES).firstMs;
+        const answering = { ...deps, now: () => new Date(Date.now() + backOff), alerts: { send: async (alert: Alert) => void inbox.push(alert) } };
         expect((await reap(answering)).alerts).toEqual({ sent: PARK_ALERT_TRIES_PER_RUN, failed: 0, deferred: 12 - PARK_ALERT_TRIES_PER_RUN });
         expect((await reap(answering)).alerts).toEqual({ sent: 12 - PARK_ALERT_TRIES_PER_RUN, failed: 0, deferred: 0 });
         expect(new Set(inbox.map((alert) => (alert.event === "job.parked" ? alert.jobKey : "")))).toEqual(new Set(parked.map(formatJobKey)));

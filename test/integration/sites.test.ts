@@ -1,3 +1,4 @@
+import { alertRetryPolicy } from "../../src/shared/alerts/delivery";
 import { describe, expect, it } from "vitest";
 import type { Alert } from "../../src/shared/alerts/AlertChannel";
 import { sweepIntake } from "../../src/shared/intake/intakeSweep";
@@ -140,7 +141,11 @@ describe("two customer sites served by one app, against one simulator with two t
         expect(h.deps.logs.join("\n")).not.toContain("revoked-token");
 
         alertUp = true;
+        // The failed alert is tried again by the first run after its back-off (1 min on Azure), not sooner.
         await sweepIntake(deps, "full");
+        expect(sent).toEqual([]);
+        const firstRetry = alertRetryPolicy(h.config.STALE_AFTER_MINUTES).firstMs;
+        await sweepIntake({ ...deps, now: () => new Date(Date.now() + firstRetry) }, "full");
         expect(sent).toEqual([expect.objectContaining({ event: "site.failed", site: "demo", run: "full intake sweep" })]);
     });
 

@@ -576,3 +576,23 @@ describe("settings that pass here but would fail on Azure", () => {
         expect(loadConfig({ ...valid, WEBSITE_SKU: "FlexConsumption" }).WEBSITE_TIME_ZONE).toBeUndefined();
     });
 });
+
+describe("the alert webhook's format and signing secret", () => {
+    it("writes json unless ALERT_WEBHOOK_FORMAT says slack or teams, and refuses anything else with the choices", () => {
+        expect(loadConfig(valid).ALERT_WEBHOOK_FORMAT).toBe("json");
+        expect(loadConfig({ ...valid, ALERT_WEBHOOK_FORMAT: "teams" }).ALERT_WEBHOOK_FORMAT).toBe("teams");
+        expect(problemsOf({ ...valid, ALERT_WEBHOOK_FORMAT: "discord" }).problems).toEqual([expect.stringMatching(/^ALERT_WEBHOOK_FORMAT: must be one of json, slack, teams/)]);
+    });
+
+    it("refuses a signing secret shorter than 32 characters without quoting it, and never shows one", () => {
+        const short = "short-but-secret-1234";
+        const refused = problemsOf({ ...valid, ALERT_WEBHOOK_SIGNING_SECRET: short });
+        expect(refused.problems).toEqual([expect.stringMatching(/^ALERT_WEBHOOK_SIGNING_SECRET: must be at least 32 characters \(generate one: openssl rand -hex 32\)/)]);
+        expect(refused.message).not.toContain(short);
+        const secret = "0123456789abcdef0123456789abcdef-SECRET";
+        const config = loadConfig({ ...valid, ALERT_WEBHOOK_SIGNING_SECRET: secret });
+        expect(config.ALERT_WEBHOOK_SIGNING_SECRET).toBe(secret);
+        expect(describeConfig(config).ALERT_WEBHOOK_SIGNING_SECRET).toBe("(set)");
+        expect(JSON.stringify(describeConfig(config))).not.toContain(secret);
+    });
+});

@@ -54,6 +54,20 @@ describe("the job's life, in one place", () => {
         expect(JobLife.resume.apply(running)).toBeUndefined();
     });
 
+    it("a new parking, a resume and an unpark each forget the last parking's alert answer: a given-up or backed-off alert binds no later parking", () => {
+        const failed = { parkAlertAttempts: 1, parkAlertRetryAt: NOW, parkAlertFailed: { status: 404, reason: "gone", tries: 1, at: NOW } };
+        const parked = { ...JobLife.park.apply(running, { reason: "x", stage: "rename", now: NOW })!, ...failed };
+        const trail = { by: "dana", at: NOW, parkReason: "x" };
+        for (const next of [
+            JobLife.park.apply(parked, { reason: "another", stage: "rename", now: NOW })!,
+            JobLife.resume.apply(parked)!,
+            JobLife.unparkToNewAttempt.apply(parked, { trail, instanceId: "provision-111-222-a2", now: NOW }),
+        ]) {
+            expect(next.parkAlertFailed).toBeUndefined();
+            expect(next.parkAlertRetryAt).toBeUndefined();
+        }
+    });
+
     it("a take-over is the next attempt under a new instance, one recovery more; after too many it parks instead", () => {
         const next = JobLife.takeOver.apply(running, { instanceId: "provision-111-222-a2", why: "a1 is gone", now: NOW });
         expect(next).toMatchObject({ state: "running", attempt: 2, instanceId: "provision-111-222-a2", recoveries: 2, lastProgressAt: NOW });

@@ -1,118 +1,85 @@
-import { cleanText } from "../naming/productNames";
+import type { Alert } from "./Alert";
+import { alertBody, type AlertFormat } from "./alertBodies";
+import { AlertDeliveryError, isPermanentStatus } from "./delivery";
+import { inertText } from "./inertText";
+import { signatureHeaders } from "./signature";
 
-/** What ops is told of a parked job: enough to act without digging. Customer text in it is data, never markup. */
-export interface ParkAlert {
-    event: "job.parked";
-    /** The customer's site the job belongs to (absent when its intake sheet belongs to none). */
-    site?: string;
-    jobKey: string;
-    productCode: string;
-    productName: string;
-    stage?: string;
-    reason?: string;
-    recoveries: number;
-    parkedAt?: string;
-}
+export { inertText };
 
-/** A whole site failed a run (its token refused, its template folder gone…): none of its work moves until a person acts. */
-export interface SiteFailureAlert {
-    event: "site.failed";
-    site: string;
-    /** Which run failed for it: the intake sweep, the reaper, the reconciliation. */
-    run: string;
-    reason: string;
-    failedAt: string;
-}
+export type { Alert, IntakeRowRefusedAlert, OrphanedJobsAlert, ParkAlert, SiteFailureAlert, SiteRecoveredAlert } from "./Alert";
 
-/** Smartsheet refused to write one intake row's status (locked, no permission to it): the sweep goes on and retries it with back-off. */
-export interface IntakeRowRefusedAlert {
-    event: "intake.rowRefused";
-    site: string;
-    jobKey: string;
-    intakeSheetId: string;
-    intakeRowId: string;
-    /** The status the row is owed. */
-    status: string;
-    errorCode?: number;
-    /** What Smartsheet said. */
-    message: string;
-    refusedAt: string;
-}
-
-/** An intake sheet has open or parked jobs but belongs to no site in SITES: nothing moves them until a person acts. */
-export interface OrphanedJobsAlert {
-    event: "jobs.orphaned";
-    intakeSheetId: string;
-    activeJobs: number;
-    reason: string;
-    foundAt: string;
-}
-
-export type Alert = ParkAlert | SiteFailureAlert | IntakeRowRefusedAlert | OrphanedJobsAlert;
-
-/** Where alerts go (a webhook today; a new channel is one class). `send` throws unless the channel took the alert. */
+/**
+ * Where alerts go (a webhook today; a new channel is one class). `send` resolves once the channel
+ * took the alert, and otherwise throws, an `AlertDeliveryError` saying whether a later try may pass.
+ */
 export interface AlertChannel {
     send(alert: Alert): Promise<void>;
 }
 
-/** POSTs the alert as JSON to one configured URL (a chat or incident webhook). */
+export interface WebhookOptions {
+    /** ALERT_WEBHOOK_FORMAT: how the body is written (json by default). */
+    format?: AlertFormat;
+    /** ALERT_WEBHOOK_SIGNING_SECRET: when set, each alert is signed (see `signatureHeaders`). */
+    signingSecret?: string;
+    /** Where the app's jobs API answers (`WEBSITE_HOSTNAME` on Azure), to link the job and its unpark endpoint. */
+    appHost?: string;
+    now?: () => Date;
+    /** How long one alert may take before it counts as unanswered (default `WEBHOOK_TIMEOUT_MS`). */
+    timeoutMs?: number;
+}
+
+/** How long one alert may take before it counts as unanswered (and is tried again later). */
+export const WEBHOOK_TIMEOUT_MS = 10_000;
+
+/** POSTs each alert to one configured URL (a chat or incident webhook), in the configured format, signed when a secret is set. */
 export class WebhookAlertChannel implements AlertChannel {
+    private readonly format: AlertFormat;
+    private readonly appHost: string | undefined;
+    private readonly now: () => Date;
+
     constructor(
         private readonly url: string,
-        /** Where the app's jobs API answers (`WEBSITE_HOSTNAME` on Azure), to link the job and its unpark endpoint. */
-        private readonly appHost: string | undefined = process.env.WEBSITE_HOSTNAME,
-    ) {}
+        private readonly options: WebhookOptions = {},
+    ) {
+        this.format = options.format ?? "json";
+        this.appHost = "appHost" in options ? options.appHost : process.env.WEBSITE_HOSTNAME;
+        this.now = options.now ?? (() => new Date());
+    }
 
     async send(alert: Alert): Promise<void> {
-        const response = await fetch(this.url, {
-            method: "POST",
-            headers: { "content-type": "application/json" },
-            // A redirect could take the alert (and what it says) somewhere nobody configured.
-            redirect: "manual",
-            body: JSON.stringify(
-                alert.event === "job.parked" ? this.parkBody(alert) : alert.event === "site.failed" ? siteFailureBody(alert) : alert.event === "intake.rowRefused" ? rowRefusedBody(alert) : alert,
-            ),
-            signal: AbortSignal.timeout(10_000),
-        });
+        const body = JSON.stringify(alertBody(alert, this.format, this.appHost));
+        let response: Response;
+        try {
+            response = await fetch(this.url, {
+                method: "POST",
+                headers: {
+                    "content-type": "application/json",
+                    ...(this.options.signingSecret ? signatureHeaders(this.options.signingSecret, body, this.now()) : {}),
+                },
+                // A redirect could take the alert (and what it says) somewhere nobody configured.
+                redirect: "manual",
+                body,
+                signal: AbortSignal.timeout(this.options.timeoutMs ?? WEBHOOK_TIMEOUT_MS),
+            });
+        } catch (error) {
+            // No answer (refused, reset, timed out): the webhook may take the next try.
+            throw new AlertDeliveryError(`the webhook did not answer (${error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error)})`, false);
+        }
         // Nothing of the answer is needed but its status: never read (or wait for) a body of any size.
-        await response.body?.cancel();
-        if (response.status >= 300 && response.status < 400) throw new Error(`the webhook answered ${response.status}; redirects are not followed`);
-        if (!response.ok) throw new Error(`the webhook answered ${response.status}`);
-    }
-
-    private parkBody(alert: ParkAlert): object {
-        const host = this.appHost;
-        const jobUrl = host ? `${/^(127\.0\.0\.1|localhost)(:|$)/.test(host) ? "http" : "https"}://${host}/api/jobs/${alert.jobKey}` : undefined;
-        return {
-            event: alert.event,
-            site: alert.site,
-            jobKey: alert.jobKey,
-            productCode: inertText(alert.productCode),
-            productName: inertText(alert.productName),
-            stage: alert.stage,
-            reason: alert.reason === undefined ? undefined : inertText(alert.reason),
-            recoveries: alert.recoveries,
-            parkedAt: alert.parkedAt,
-            jobUrl,
-            unpark: jobUrl ? `POST ${jobUrl}/unpark` : undefined,
-        };
+        await response.body?.cancel().catch(() => undefined);
+        const status = response.status;
+        if (status >= 300 && status < 400) {
+            throw new AlertDeliveryError(`the webhook answered ${status}; redirects are not followed: set ALERT_WEBHOOK_URL to where it redirects`, true, status);
+        }
+        if (!response.ok) {
+            throw new AlertDeliveryError(`the webhook answered ${status}${isPermanentStatus(status) ? whatToFix(status) : ""}`, isPermanentStatus(status), status);
+        }
     }
 }
 
-
-function rowRefusedBody(alert: IntakeRowRefusedAlert): object {
-    return { ...alert, status: inertText(alert.status), message: inertText(alert.message) };
-}
-
-function siteFailureBody(alert: SiteFailureAlert): object {
-    return { event: alert.event, site: alert.site, run: alert.run, reason: inertText(alert.reason), failedAt: alert.failedAt };
-}
-
-/**
- * Customer text as inert data for a chat tool: no mention (`@channel`, `<@U123>`, `<!here>`), no
- * link or markup (`<url|text>`, `*bold*`, `[x](y)`, `# heading`), no invisible characters. Markup
- * characters become their full-width twins, which read the same and mean nothing.
- */
-export function inertText(text: string): string {
-    return cleanText(text).replace(/[@<>&*_~`|[\]#]/g, (character) => String.fromCodePoint(character.codePointAt(0)! + 0xfee0));
+/** What a person fixes after a permanent answer. */
+function whatToFix(status: number): string {
+    if (status === 401 || status === 403) return ": it refuses this URL; create a new webhook and put its URL into ALERT_WEBHOOK_URL";
+    if (status === 404 || status === 410) return ": its channel or flow is gone; put a live webhook's URL into ALERT_WEBHOOK_URL";
+    return ": it refuses the body; check that ALERT_WEBHOOK_FORMAT matches the webhook (json, slack or teams)";
 }

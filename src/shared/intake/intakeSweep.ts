@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { afterFailure, alertFailedLine, alertFailureOf, alertRetryPolicy, type AfterFailure } from "../alerts/delivery";
 import { currentInstanceId, formatJobKey, JobState, type JobKey } from "../jobs/JobRow";
 import {
     InvalidJobRowError,
@@ -448,7 +449,8 @@ async function noteRefusal(deps: SweepDeps, site: Site, write: StatusWrite & { k
             const prior = row.intakeStatusRefusal;
             const refusals = (prior?.refusals ?? 0) + 1;
             const claimLive = prior?.alertClaimedAt !== undefined && now.getTime() - Date.parse(prior.alertClaimedAt) < ALERT_CLAIM_MS;
-            tells = !(prior?.alerted ?? false) && !claimLive;
+            const retryLater = prior?.alertRetryAt !== undefined && Date.parse(prior.alertRetryAt) > now.getTime();
+            tells = !(prior?.alerted ?? false) && !prior?.alertFailed && !claimLive && !retryLater;
             return {
                 ...row,
                 intakeStatusRefusal: {
@@ -458,6 +460,9 @@ async function noteRefusal(deps: SweepDeps, site: Site, write: StatusWrite & { k
                     refusals,
                     firstRefusedAt: prior?.firstRefusedAt ?? now.toISOString(),
                     alerted: prior?.alerted ?? false,
+                    ...(prior?.alertTries ? { alertTries: prior.alertTries } : {}),
+                    ...(prior?.alertRetryAt ? { alertRetryAt: prior.alertRetryAt } : {}),
+                    ...(prior?.alertFailed ? { alertFailed: prior.alertFailed } : {}),
                     ...(tells ? { alertClaimedAt: now.toISOString() } : prior?.alertClaimedAt ? { alertClaimedAt: prior.alertClaimedAt } : {}),
                 },
                 intakeStatusRetryAt: new Date(now.getTime() + refusalBackoffMs(refusals)).toISOString(),
@@ -488,17 +493,39 @@ async function noteRefusal(deps: SweepDeps, site: Site, write: StatusWrite & { k
             refusedAt: now.toISOString(),
         });
     } catch (error) {
-        deps.log.error(`job ${jobKey}: the alert that intake row ${write.rowId} refused its status did not go through (${error instanceof Error ? error.message : String(error)}); the line above is the alert, and the next refusal tries again`);
+        const failure = alertFailureOf(error);
+        let next: AfterFailure | undefined;
         await deps.jobs.update(
             write.key,
-            (row) => (row.intakeStatusRefusal?.alertClaimedAt ? { ...row, intakeStatusRefusal: { ...row.intakeStatusRefusal, alertClaimedAt: undefined } } : undefined),
+            (row) => {
+                const refusal = row.intakeStatusRefusal;
+                if (!refusal?.alertClaimedAt) return undefined;
+                next = afterFailure(failure, (refusal.alertTries ?? 0) + 1, deps.now(), alertRetryPolicy(deps.config.STALE_AFTER_MINUTES));
+                return {
+                    ...row,
+                    intakeStatusRefusal: {
+                        ...refusal,
+                        alertClaimedAt: undefined,
+                        alertTries: "givenUp" in next ? next.givenUp.tries : next.tries,
+                        alertRetryAt: "retryAt" in next ? next.retryAt : undefined,
+                        ...("givenUp" in next ? { alertFailed: next.givenUp } : {}),
+                    },
+                };
+            },
             { from: JobState.options },
         );
+        const recorded = next as AfterFailure | undefined;
+        const givenUp = recorded && "givenUp" in recorded ? recorded.givenUp : undefined;
+        deps.log.error(
+            `job ${jobKey}: the alert that intake row ${write.rowId} refused its status did not go through (${failure.reason}); the line above is the alert` +
+                (givenUp ? "" : `, and the next refusal${recorded && "retryAt" in recorded ? ` after ${recorded.retryAt}` : ""} tries again`),
+        );
+        if (givenUp) deps.log.error(alertFailedLine({ alert: "intake.rowRefused", about: `job ${jobKey}`, ...givenUp }));
         return;
     }
     await deps.jobs.update(
         write.key,
-        (row) => (row.intakeStatusRefusal ? { ...row, intakeStatusRefusal: { ...row.intakeStatusRefusal, alerted: true, alertClaimedAt: undefined } } : undefined),
+        (row) => (row.intakeStatusRefusal ? { ...row, intakeStatusRefusal: { ...row.intakeStatusRefusal, alerted: true, alertClaimedAt: undefined, alertRetryAt: undefined } } : undefined),
         { from: JobState.options },
     );
 }

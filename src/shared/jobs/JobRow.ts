@@ -95,6 +95,9 @@ export const LateWriteRemoval = z.object({
 });
 export type LateWriteRemoval = z.infer<typeof LateWriteRemoval>;
 
+/** An alert given up: the webhook's status (when it answered), why, after how many tries, when. */
+export const AlertGivenUp = z.object({ status: z.number().int().optional(), reason: z.string(), tries: z.number().int().min(1), at: Timestamp });
+
 export const JobRow = z.object({
     /** PartitionKey. */
     intakeSheetId: DigitsKey,
@@ -167,6 +170,11 @@ export const JobRow = z.object({
             alerted: z.boolean(),
             /** A sweep telling ops now (an alert cannot be taken back: overlapping sweeps must not both send it). */
             alertClaimedAt: Timestamp.optional(),
+            /** Failed tries of its alert; the next may not come before `alertRetryAt`. */
+            alertTries: z.number().int().min(0).optional(),
+            alertRetryAt: Timestamp.optional(),
+            /** Its alert was given up: never sent again for this spell. */
+            alertFailed: AlertGivenUp.optional(),
         }),
     ).optional(),
     /** The sweep writes the refused status again from then on (a back-off doubling per refusal); sweeps before it leave the row alone. */
@@ -207,6 +215,10 @@ export const JobRow = z.object({
      * tells ops again (at least once wins over exactly once).
      */
     parkAlertClaim: json(z.object({ claimedAt: Timestamp, by: z.string() })).optional(),
+    /** The webhook failed the last try in a way that may pass: the reaper tries again from then on (1 min doubling to 1 h). */
+    parkAlertRetryAt: Timestamp.optional(),
+    /** The park alert was given up (an answer that can never succeed, or too many tries): nobody sends it again; ops was told in the log. */
+    parkAlertFailed: json(AlertGivenUp).optional(),
     rejectReason: z.string().optional(),
     /**
      * Who unparked the job, when, and why: the audit trail of `POST /api/jobs/{key}/unpark`. `by` is

@@ -1,5 +1,6 @@
 import { odata, RestError, type TableClient, type TransactionAction } from "@azure/data-tables";
 import { z } from "zod";
+import type { AfterFailure } from "../alerts/delivery";
 import { ACTIVE_STATES, currentInstanceId, formatJobKey, JobRow, JobState, type JobKey, type JobRowInput } from "./JobRow";
 
 /** A job row as read, with the ETag a conditional write must name. */
@@ -118,8 +119,21 @@ const INT32_MAX = 2 ** 31 - 1;
 const CODE_PREFIX = "code-";
 /** Written once every job of the partition that held a code before the index existed has its code row. */
 const CODES_INDEXED = "codes-indexed";
-/** One entity per intake sheet found with jobs but no site: ops was told (`toldAt`), or a run is telling (`claimedAt`, `by`). */
+/**
+ * One entity per intake sheet found with jobs but no site: ops was told (`toldAt`), the alert was
+ * given up (`givenUpAt`), a run is telling (`claimedAt`, `by`), or failed tries wait (`tries`, `retryAt`).
+ */
 const ORPHAN_NOTICES = "orphaned-intake-sheet";
+
+interface OrphanNoticeEntity {
+    etag: string;
+    by?: string;
+    claimedAt?: unknown;
+    toldAt?: unknown;
+    givenUpAt?: unknown;
+    retryAt?: unknown;
+    tries?: number;
+}
 
 /**
  * The Jobs table. One row per product request (PartitionKey = intake sheet id, RowKey = intake
@@ -308,19 +322,21 @@ export class JobStore {
 
     /**
      * Claims telling ops that intake sheet `pk` has jobs but no site (a conditional write): true
-     * when this run is to tell, false when ops was told already or another run's claim is younger
-     * than `expiredBefore` (ms). Once told, never again for that intake sheet.
+     * when this run is to tell, false when ops was told already, the alert was given up, its next
+     * try is not due before `now`, or another run's claim is younger than `expiredBefore` (ms).
+     * Once told (or given up), never again for that intake sheet.
      */
     async claimOrphanNotice(pk: string, by: string, now: Date, expiredBefore: number): Promise<boolean> {
-        let current: { etag: string; toldAt?: unknown; claimedAt?: unknown } | undefined;
+        let current: OrphanNoticeEntity | undefined;
         try {
-            current = await this.table.getEntity(ORPHAN_NOTICES, pk);
+            current = await this.table.getEntity<OrphanNoticeEntity>(ORPHAN_NOTICES, pk);
         } catch (error) {
             if (statusOf(error) !== 404) throw error;
         }
-        if (current?.toldAt) return false;
+        if (current?.toldAt || current?.givenUpAt) return false;
+        if (typeof current?.retryAt === "string" && Date.parse(current.retryAt) > now.getTime()) return false;
         if (typeof current?.claimedAt === "string" && Date.parse(current.claimedAt) > expiredBefore) return false;
-        const claim = { partitionKey: ORPHAN_NOTICES, rowKey: pk, kind: "orphanNotice", claimedAt: now.toISOString(), by };
+        const claim = { partitionKey: ORPHAN_NOTICES, rowKey: pk, kind: "orphanNotice", claimedAt: now.toISOString(), by, tries: current?.tries ?? 0 };
         try {
             if (current) await this.table.updateEntity(claim, "Replace", { etag: current.etag });
             else await this.table.createEntity(claim);
@@ -331,14 +347,32 @@ export class JobStore {
         }
     }
 
-    /** The answer to a claimed orphan notice: told (never again), or not (the claim goes, the next run tries again). */
-    async recordOrphanNotice(pk: string, by: string, told: Date | undefined): Promise<void> {
-        const current = await this.table.getEntity<{ by?: string }>(ORPHAN_NOTICES, pk);
-        if (current.by !== by) return;
-        const entity = { partitionKey: ORPHAN_NOTICES, rowKey: pk, kind: "orphanNotice", ...(told ? { toldAt: told.toISOString() } : {}) };
-        await this.table.updateEntity(entity, "Replace", { etag: current.etag }).catch((error: unknown) => {
+    /**
+     * The answer to a claimed orphan notice: told (never again), or a failed try, which
+     * `afterTry(tries)` turns into the time of the next try or the notice given up (never again
+     * either). Returns what was recorded for a failed try; nothing when another run's claim replaced ours.
+     */
+    async recordOrphanNotice(pk: string, by: string, told: Date | undefined, afterTry?: (tries: number) => AfterFailure): Promise<AfterFailure | undefined> {
+        const current = await this.table.getEntity<OrphanNoticeEntity>(ORPHAN_NOTICES, pk);
+        if (current.by !== by) return undefined;
+        const tries = (current.tries ?? 0) + 1;
+        const next = told ? undefined : afterTry?.(tries);
+        const entity = {
+            partitionKey: ORPHAN_NOTICES,
+            rowKey: pk,
+            kind: "orphanNotice",
+            tries,
+            ...(told ? { toldAt: told.toISOString() } : {}),
+            ...(next && "retryAt" in next ? { retryAt: next.retryAt } : {}),
+            ...(next && "givenUp" in next ? { givenUpAt: next.givenUp.at, failure: JSON.stringify(next.givenUp) } : {}),
+        };
+        try {
+            await this.table.updateEntity(entity, "Replace", { etag: current.etag });
+            return next;
+        } catch (error) {
             if (statusOf(error) !== 412) throw error;
-        });
+            return undefined;
+        }
     }
 
     /**

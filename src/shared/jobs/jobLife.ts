@@ -44,7 +44,7 @@ export const JobLife = {
     resume: {
         from: states("parked", "running"),
         apply: (row: JobRow): JobRow | undefined =>
-            row.state === "running" ? undefined : { ...row, state: "running", recoveries: 0, parkReason: undefined, parkedAt: undefined, parkAlerted: false, parkAlertClaim: undefined },
+            row.state === "running" ? undefined : { ...row, state: "running", recoveries: 0, parkReason: undefined, parkedAt: undefined, parkAlerted: false, parkAlertClaim: undefined, parkAlertRetryAt: undefined, parkAlertFailed: undefined },
     },
     /** An unpark request with no instance waiting: the next attempt starts at the parked stage. */
     unparkToNewAttempt: {
@@ -59,6 +59,8 @@ export const JobLife = {
             parkedAt: undefined,
             parkAlerted: false,
             parkAlertClaim: undefined,
+            parkAlertRetryAt: undefined,
+            parkAlertFailed: undefined,
             lastProgressAt: unpark.now,
             unparks: [...row.unparks, unpark.trail],
         }),
@@ -103,7 +105,7 @@ function states(...allowed: JobState[]): readonly JobState[] {
 
 function parkedRow(row: JobRow, reason: string, now: string): JobRow {
     // What a person does about it may change what the remap decided before: it looks again once the job runs.
-    return { ...row, state: "parked", parkReason: reason, parkedAt: now, parkAlerted: false, parkAlertAttempts: 0, parkAlertError: undefined, parkAlertClaim: undefined, remapPlan: undefined };
+    return { ...row, state: "parked", parkReason: reason, parkedAt: now, parkAlerted: false, parkAlertAttempts: 0, parkAlertError: undefined, parkAlertClaim: undefined, parkAlertRetryAt: undefined, parkAlertFailed: undefined, remapPlan: undefined };
 }
 
 /**

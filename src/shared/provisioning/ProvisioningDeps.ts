@@ -1,4 +1,5 @@
 import type { AlertChannel } from "../alerts/AlertChannel";
+import type { SiteOutages } from "../alerts/SiteOutages";
 import type { AppWideSettings } from "../config";
 import type { JobStore } from "../jobs/JobStore";
 import type { Logger } from "../logger";
@@ -19,6 +20,8 @@ export interface ProvisioningDeps {
     alerts?: AlertChannel;
     /** Where the job's events and metrics go (docs/telemetry.md); none: nothing is recorded. */
     telemetry?: Telemetry;
+    /** Each site's open outage (its own partition of the Jobs table): `site.failed` once per outage, then `site.recovered`. */
+    siteOutages?: SiteOutages;
     now(): Date;
     sleep(ms: number): Promise<void>;
     /** Folder listings the looks of this process's steps share (one per process). */

@@ -1,3 +1,4 @@
+import { afterFailure, alertFailedLine, alertFailureOf, alertRetryPolicy, type AlertFailure } from "../alerts/delivery";
 import { parkAlertClaimExpiredBefore, type ParkAlertOutcome } from "../provisioning/parkAlert";
 import type { RecoveryDeps } from "./reconcile";
 
@@ -18,7 +19,8 @@ export function orphanedText(orphaned: readonly OrphanedIntakeSheet[]): string {
 /**
  * Tells ops, once per intake sheet across runs and instances (claimed in the Jobs table before it
  * is sent), that an intake sheet has active jobs but no site: an error line, then the alert channel.
- * A failed send gives the claim back for the next run; a claim whose run died expires like a park alert's.
+ * A failed send that may pass is tried again by a later run (1 min doubling to 1 h, 10 tries); one
+ * that cannot, or the tenth, is given up with one alert.failed line. A claim whose run died expires like a park alert's.
  */
 export async function tellOpsOfOrphanedJobs(
     deps: Pick<RecoveryDeps, "alerts" | "log" | "jobs" | "sites" | "config" | "timing" | "now" | "newRunId">,
@@ -31,13 +33,23 @@ export async function tellOpsOfOrphanedJobs(
         `intake sheet ${orphaned.intakeSheetId} belongs to no site in SITES (${known}) but has ${orphaned.active} active job${orphaned.active === 1 ? "" : "s"}; ` +
         `add its site back to SITES (then unpark its parked jobs), or finish them by hand in the Jobs table; list them with GET /api/jobs`;
     deps.log.error(`reaper: ${reason}`);
-    let told = true;
+    let failure: AlertFailure | undefined;
     try {
         await deps.alerts?.send({ event: "jobs.orphaned", intakeSheetId: orphaned.intakeSheetId, activeJobs: orphaned.active, reason, foundAt: deps.now().toISOString() });
     } catch (error) {
-        told = false;
-        deps.log.error(`reaper: the alert about intake sheet ${orphaned.intakeSheetId} did not go through (${error instanceof Error ? error.message : String(error)}); the next run tries again`);
+        failure = alertFailureOf(error);
     }
-    await deps.jobs.recordOrphanNotice(orphaned.intakeSheetId, by, told ? deps.now() : undefined);
-    return told ? "sent" : "failed";
+    const now = deps.now();
+    const next = await deps.jobs.recordOrphanNotice(orphaned.intakeSheetId, by, failure ? undefined : now, (tries) =>
+        afterFailure(failure!, tries, now, alertRetryPolicy(deps.config.STALE_AFTER_MINUTES)),
+    );
+    if (failure && next && "givenUp" in next) {
+        deps.log.error(alertFailedLine({ alert: "jobs.orphaned", about: `intake sheet ${orphaned.intakeSheetId}`, ...next.givenUp }));
+    } else if (failure) {
+        deps.log.error(
+            `reaper: the alert about intake sheet ${orphaned.intakeSheetId} did not go through (${failure.reason}); ` +
+                `a reaper run tries again${next && "retryAt" in next ? ` after ${next.retryAt}` : ""}`,
+        );
+    }
+    return failure ? "failed" : "sent";
 }

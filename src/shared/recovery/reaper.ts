@@ -69,7 +69,8 @@ export async function reap(sharedDeps: RecoveryDeps): Promise<ReaperReport> {
     const now = deps.now().getTime();
     const windowMs = deps.config.STALE_AFTER_MINUTES * 60_000;
     // Every site's jobs share the task hub: whether the pipeline moves is asked of all of them.
-    const listed = await forEachSite(deps, "reaper", async (site) => ({ site, index: await deps.jobs.listActiveIndex(String(site.intakeSheetId)) }));
+    // Only the reaping below says a site is well again: a listing that works ends no outage.
+    const listed = await forEachSite(deps, "reaper", async (site) => ({ site, index: await deps.jobs.listActiveIndex(String(site.intakeSheetId)) }), undefined, { endsNoOutage: true });
     const pipelineMoving = listed.results.some(({ index }) =>
         index.found.some((entry) => OPEN_STATES.includes(entry.state) && now - Date.parse(entry.lastProgressAt) <= windowMs),
     );
@@ -178,6 +179,8 @@ async function reapSite(
             if (!stored) return;
             const row = stored.row;
             if (row.state === "parked" && !row.parkAlerted) {
+                // Given up (said once in an alert.failed line): no run sends it again.
+                if (row.parkAlertFailed) return;
                 if (parkAlertDue(deps, row, clock)) {
                     alertRetries.owe(key, `park alert, try ${row.parkAlertAttempts + 1}: ${transitionLine(key, "running", "parked", row.parkReason ?? "parked")}`);
                 }
@@ -202,11 +205,13 @@ async function reapSite(
 }
 
 /**
- * Whoever parked a job tells ops right after; the reaper tries once that try failed, or once its
- * worker cannot still be at it. A run telling ops now (its claim is live) is left to it.
+ * Whoever parked a job tells ops right after; the reaper tries once that try failed (no sooner than
+ * the row's `parkAlertRetryAt`), or once its worker cannot still be at it. A run telling ops now
+ * (its claim is live) is left to it.
  */
 function parkAlertDue(deps: RecoveryDeps, row: JobRow, clock: Clock): boolean {
     if (parkAlertClaimIsLive(deps, row)) return false;
+    if (row.parkAlertRetryAt !== undefined && Date.parse(row.parkAlertRetryAt) > clock.now) return false;
     const firstTryMayRun = row.parkAlertAttempts === 0 && !row.parkAlertClaim && clock.now - Date.parse(row.parkedAt ?? row.lastProgressAt) <= clock.windowMs;
     return !firstTryMayRun;
 }
