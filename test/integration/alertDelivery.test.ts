@@ -11,6 +11,7 @@ import { sitesFrom } from "../../src/shared/sites/Sites";
 import { approvedRequest, intakeSheet } from "../helpers/intakeSheet";
 import { makeJobRow } from "../helpers/jobs";
 import { useProvisioningHarness, type Harness } from "../helpers/provisioningHarness";
+import { RecordingTelemetry } from "../helpers/recordingTelemetry";
 import { alertInbox, type AlertInbox } from "../helpers/recoveryKit";
 
 const LONG_AGO = "2026-01-01T00:00:00.000Z";
@@ -18,10 +19,12 @@ const LONG_AGO = "2026-01-01T00:00:00.000Z";
 /** The harness's deps with a real webhook channel to `inbox` and a clock the test moves on. */
 function withWebhook(h: Harness, inbox: AlertInbox) {
     const clock = { offsetMs: 0 };
-    const deps = { ...h.deps, alerts: new WebhookAlertChannel(inbox.url, { appHost: undefined }), now: () => new Date(Date.now() + clock.offsetMs) };
+    const telemetry = new RecordingTelemetry();
+    const deps = { ...h.deps, telemetry, alerts: new WebhookAlertChannel(inbox.url, { appHost: undefined }), now: () => new Date(Date.now() + clock.offsetMs) };
     const policy = alertRetryPolicy(h.config.STALE_AFTER_MINUTES);
     return {
         deps,
+        telemetry,
         /** Moves the clock past the longest wait between two tries. */
         pastBackOff: () => void (clock.offsetMs += policy.maxMs + 1_000),
     };
@@ -46,12 +49,12 @@ function sitesWith(h: Harness, revoked?: string) {
 describe("park alerts: permanent and transient answers", () => {
     const harness = useProvisioningHarness();
 
-    it("a 404 gives the park alert up after one try: marked failed on the row, one alert.failed line, no reaper run sends it again", async () => {
+    it("a 404 gives the park alert up after one try: marked failed on the row, one alert.failed line and telemetry event, no reaper run sends it again", async () => {
         const h = harness.current;
         const inbox = await alertInbox();
         try {
             inbox.answer = 404;
-            const { deps, pastBackOff } = withWebhook(h, inbox);
+            const { deps, telemetry, pastBackOff } = withWebhook(h, inbox);
             const key = await parkedUnalerted(h);
             for (let run = 0; run < 4; run++) {
                 await reap(deps);
@@ -62,6 +65,7 @@ describe("park alerts: permanent and transient answers", () => {
             expect(row).toMatchObject({ parkAlerted: false, parkAlertAttempts: 1, parkAlertFailed: { status: 404, tries: 1 } });
             expect(row.parkAlertRetryAt).toBeUndefined();
             expect(alertFailedLines(h, "job.parked")).toEqual([expect.stringContaining(`job ${formatJobKey(key)}: the job.parked alert was given up after 1 try (the webhook answered 404`)]);
+            expect(telemetry.events("alert.failed")).toEqual([expect.objectContaining({ alert: "job.parked", about: `job ${formatJobKey(key)}`, status: 404, tries: 1 })]);
         } finally {
             await inbox.close();
         }

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { afterFailure, alertFailedLine, alertFailureOf, alertRetryPolicy, type AfterFailure } from "../alerts/delivery";
+import { afterFailure, reportAlertGivenUp, alertFailureOf, alertRetryPolicy, type AfterFailure } from "../alerts/delivery";
 import { currentInstanceId, formatJobKey, JobState, type JobKey } from "../jobs/JobRow";
 import {
     InvalidJobRowError,
@@ -520,7 +520,7 @@ async function noteRefusal(deps: SweepDeps, site: Site, write: StatusWrite & { k
             `job ${jobKey}: the alert that intake row ${write.rowId} refused its status did not go through (${failure.reason}); the line above is the alert` +
                 (givenUp ? "" : `, and the next refusal${recorded && "retryAt" in recorded ? ` after ${recorded.retryAt}` : ""} tries again`),
         );
-        if (givenUp) deps.log.error(alertFailedLine({ alert: "intake.rowRefused", about: `job ${jobKey}`, ...givenUp }));
+        if (givenUp) reportAlertGivenUp(deps, { alert: "intake.rowRefused", about: `job ${jobKey}`, ...givenUp });
         return;
     }
     await deps.jobs.update(

@@ -1,4 +1,4 @@
-import { afterFailure, alertFailedLine, alertFailureOf, alertRetryPolicy, type AfterFailure, type AlertFailure } from "../alerts/delivery";
+import { afterFailure, reportAlertGivenUp, alertFailureOf, alertRetryPolicy, type AfterFailure, type AlertFailure } from "../alerts/delivery";
 import { formatJobKey, type JobKey, type JobRow } from "../jobs/JobRow";
 import { JobNotFoundError, JobStateConflictError } from "../jobs/JobStore";
 import { JobLife } from "../jobs/jobLife";
@@ -81,7 +81,7 @@ export async function tellOpsOfParking(deps: AlertDeps, key: JobKey, line: strin
         deps.log.error(
             `job ${formatJobKey(key)}: the park alert webhook failed (try ${tries}): ${failure.reason}` + ("retryAt" in next ? `; the reaper tries again after ${next.retryAt}` : ""),
         );
-        if ("givenUp" in next) deps.log.error(alertFailedLine({ alert: "job.parked", about: `job ${formatJobKey(key)}`, ...next.givenUp }));
+        if ("givenUp" in next) reportAlertGivenUp(deps, { alert: "job.parked", about: `job ${formatJobKey(key)}`, ...next.givenUp });
     }
     return failure === undefined ? "sent" : "failed";
 }

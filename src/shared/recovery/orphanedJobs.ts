@@ -1,4 +1,4 @@
-import { afterFailure, alertFailedLine, alertFailureOf, alertRetryPolicy, type AlertFailure } from "../alerts/delivery";
+import { afterFailure, reportAlertGivenUp, alertFailureOf, alertRetryPolicy, type AlertFailure } from "../alerts/delivery";
 import { parkAlertClaimExpiredBefore, type ParkAlertOutcome } from "../provisioning/parkAlert";
 import type { RecoveryDeps } from "./reconcile";
 
@@ -23,7 +23,7 @@ export function orphanedText(orphaned: readonly OrphanedIntakeSheet[]): string {
  * that cannot, or the tenth, is given up with one alert.failed line. A claim whose run died expires like a park alert's.
  */
 export async function tellOpsOfOrphanedJobs(
-    deps: Pick<RecoveryDeps, "alerts" | "log" | "jobs" | "sites" | "config" | "timing" | "now" | "newRunId">,
+    deps: Pick<RecoveryDeps, "alerts" | "log" | "telemetry" | "jobs" | "sites" | "config" | "timing" | "now" | "newRunId">,
     orphaned: OrphanedIntakeSheet,
 ): Promise<ParkAlertOutcome> {
     const by = deps.newRunId();
@@ -44,7 +44,7 @@ export async function tellOpsOfOrphanedJobs(
         afterFailure(failure!, tries, now, alertRetryPolicy(deps.config.STALE_AFTER_MINUTES)),
     );
     if (failure && next && "givenUp" in next) {
-        deps.log.error(alertFailedLine({ alert: "jobs.orphaned", about: `intake sheet ${orphaned.intakeSheetId}`, ...next.givenUp }));
+        reportAlertGivenUp(deps, { alert: "jobs.orphaned", about: `intake sheet ${orphaned.intakeSheetId}`, ...next.givenUp });
     } else if (failure) {
         deps.log.error(
             `reaper: the alert about intake sheet ${orphaned.intakeSheetId} did not go through (${failure.reason}); ` +

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { AlertChannel } from "../alerts/AlertChannel";
-import { alertFailedLine, alertFailureOf, type AlertFailure } from "../alerts/delivery";
+import { reportAlertGivenUp, alertFailureOf, type AlertFailure } from "../alerts/delivery";
 import type { OutageTurn, SiteOutages } from "../alerts/SiteOutages";
 import type { Logger } from "../logger";
 import { isSmartsheetError } from "../smartsheet/errors";
@@ -126,7 +126,7 @@ async function sendSiteAlert(deps: EachSiteDeps, run: string, site: Site, alert:
 
 async function recordAnswer(deps: EachSiteDeps, run: string, site: Site, turn: NonNullable<OutageTurn>, by: string, failure: AlertFailure | undefined): Promise<void> {
     const next = await deps.siteOutages!.answered(turn.outage, by, failure, deps.now());
-    if (next && "givenUp" in next) deps.log.error(alertFailedLine({ alert: turn.send, about: `site ${site.name}`, ...next.givenUp }));
+    if (next && "givenUp" in next) reportAlertGivenUp(deps, { alert: turn.send, about: `site ${site.name}`, ...next.givenUp });
     else if (next) deps.log.warn(`${run}: the ${turn.send} alert of site ${site.name} is tried again by a run after ${next.retryAt} (try ${next.tries} failed)`);
 }
 

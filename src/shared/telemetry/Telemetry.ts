@@ -63,6 +63,10 @@ export const DimensionNames = [
     "backlogged",
     "transitions",
     "failedSites",
+    // An alert given up (alert.failed): which alert, whom it was about, after how many tries.
+    "alert",
+    "about",
+    "tries",
 ] as const;
 export type DimensionName = (typeof DimensionNames)[number];
 export type Dimensions = Partial<Record<DimensionName, string | number | undefined>>;
