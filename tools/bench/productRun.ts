@@ -12,6 +12,8 @@ export interface ProductRun {
     queuedToDoneMs: number;
     /** Whether the host was killed at the asked-for call (a run can end before reaching it). */
     interrupted: boolean;
+    /** Intake sweeps fired until one made the job: more than 1 when a sweep failed for its site. */
+    sweeps: number;
 }
 
 export interface RunOptions {
@@ -34,8 +36,9 @@ const WATCH_MS = 5;
 export async function runProduct(stack: BenchStack, request: ProductRequest, options: RunOptions): Promise<ProductRun> {
     const [key] = await stack.addRequests([request]);
     stack.sim.core.resetCalls();
-    await stack.host.fire("intakeSweep");
     const deadline = Date.now() + options.timeoutMs;
+    const sweeping = sweepUntilJobExists(stack, key!, deadline);
+    sweeping.catch(() => undefined); // awaited below; never an unhandled rejection while the loop throws
     let interrupted = false;
     let row: JobRow | undefined;
     let lastRead = 0;
@@ -56,10 +59,34 @@ export async function runProduct(stack: BenchStack, request: ProductRequest, opt
         }
         await new Promise((resolve) => setTimeout(resolve, WATCH_MS));
     }
+    const sweeps = await sweeping;
     await quiet(stack);
     const { queuedAt, product } = productCalls(stack)!;
     row = (await stack.job(key!))!;
-    return { key: key!, row, calls: product, queuedToDoneMs: Date.parse(row.lastProgressAt) - queuedAt, interrupted };
+    return { key: key!, row, calls: product, queuedToDoneMs: Date.parse(row.lastProgressAt) - queuedAt, interrupted, sweeps };
+}
+
+/**
+ * Fires the intake sweep, and again each time one ends without having made the job, as the
+ * sweep's timer would in production: a sweep whose site failed (a request the rate limit would
+ * hold past the shrunk retry time while thirteen stacks start at once, say) makes nothing, and
+ * the bench's own timer never fires. Returns the number of sweeps fired.
+ */
+async function sweepUntilJobExists(stack: BenchStack, key: JobKey, deadline: number): Promise<number> {
+    for (let sweeps = 1; ; sweeps++) {
+        let ended = false;
+        stack.host.nextLine(/Executed 'Functions\.intakeSweep'/, Math.max(1, deadline - Date.now())).then(
+            () => (ended = true),
+            () => (ended = true),
+        );
+        await stack.host.fire("intakeSweep");
+        for (;;) {
+            if (await stack.job(key)) return sweeps;
+            if (Date.now() > deadline) return sweeps;
+            if (ended) break;
+            await new Promise((resolve) => setTimeout(resolve, 200));
+        }
+    }
 }
 
 /** The calls after the sweep's status write, or `undefined` while the sweep has not written it. */

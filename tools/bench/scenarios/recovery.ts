@@ -31,6 +31,7 @@ interface PointResult {
 export async function recovery(storage: string): Promise<Measured> {
     const stacks = await BenchStack.startMany(WORKERS, { storage, settings: SHRUNK_RECOVERY, simulator: { latencyMs: SMARTSHEET_LATENCY_MS, rateLimit: SHRUNK_RATE_LIMIT } });
     const results: PointResult[] = [];
+    const runs: ProductRun[] = [];
     let baselines: ProductRun[];
     try {
         let ordered = 0;
@@ -44,6 +45,7 @@ export async function recovery(storage: string): Promise<Measured> {
                 for (let afterCall = points.shift(); afterCall !== undefined; afterCall = points.shift()) {
                     try {
                         const run = await runProduct(stack, nextRequest(worker), { killAtCall: afterCall, timeoutMs: PRODUCT_TIMEOUT_MS });
+                        runs.push(run);
                         results.push(compare(afterCall, run, baselines[worker]!));
                     } catch (error) {
                         results.push({ afterCall, extraReads: 0, extraWrites: 0, extraByOperation: "", outcome: `not followed to the end: ${(error as Error).message}`, attempts: 0, queuedToDoneSeconds: 0 });
@@ -57,6 +59,7 @@ export async function recovery(storage: string): Promise<Measured> {
     }
 
     results.sort((a, b) => a.afterCall - b.afterCall);
+    const resweeps = [...baselines, ...runs].reduce((sum, run) => sum + run.sweeps - 1, 0);
     const notDone = results.filter((point) => point.outcome !== "done");
     const worst = results.reduce((most, point) => (point.extraReads > most.extraReads ? point : most), results[0]!);
     const happyPath = [...new Set(baselines.map((run) => run.calls.length))].join("/");
@@ -82,6 +85,7 @@ export async function recovery(storage: string): Promise<Measured> {
                 .filter((point) => point.extraWrites > 0)
                 .map((point) => `recovery: killed after call ${point.afterCall}: ${point.extraWrites} repeated writes (${point.extraByOperation}; ${point.attempts} attempts)`),
             ...notDone.map((point) => `recovery: killed after call ${point.afterCall}: ${point.outcome}`),
+            `recovery: intake sweeps fired beyond one per product (a sweep whose site failed, as the shrunk rate-limit wait allows under load): ${resweeps}`,
         ],
     };
 }
