@@ -8,6 +8,7 @@ import { entryValue, objectLiteralsIn, parseBicep, readBicepTree, stringLiteral,
 import builtInRoles from "./builtInRoles.json";
 import pinned from "./pinned.json";
 import { parseYamlSubset } from "./yamlSubset";
+import { ACME_SITE, GLOBEX_SITE } from "../helpers/exampleSites";
 
 const root = path.resolve(__dirname, "..", "..");
 const infra = path.join(root, "infra");
@@ -29,24 +30,7 @@ const moduleParams = (symbol: string, bicep: BicepFile = main): string => {
 const bodyOf = (resource: { body: string }) => objectLiteralsIn(resource.body)[0]!;
 
 /** Two customer sites as an operator would list them in SHEETWRIGHT_SITES (the README's example). */
-const SITES = [
-    {
-        name: "acme",
-        intakeSheetId: 4583173393803140,
-        templateFolderId: 1234567890123456,
-        productsFolderId: 2234567890123456,
-        filingIndexSheetId: 3234567890123456,
-        tokenSetting: "SMARTSHEET_TOKEN_ACME",
-    },
-    {
-        name: "globex",
-        intakeSheetId: 5583173393803140,
-        templateFolderId: 5234567890123456,
-        productsFolderId: 6234567890123456,
-        filingIndexSheetId: 7234567890123456,
-        tokenSetting: "SMARTSHEET_TOKEN_GLOBEX",
-    },
-];
+const SITES = [ACME_SITE, GLOBEX_SITE];
 const storageDeployment: Deployment = { params: { sites: SITES, durableBackend: "azureStorage" } };
 const schedulerDeployment: Deployment = { params: { sites: SITES, durableBackend: "durableTaskScheduler", appAlertWebhookUrl: "https://hooks.example.com/x" } };
 
@@ -252,7 +236,7 @@ describe("app settings: the template sets what the app's schema requires", () =>
             "APPLICATIONINSIGHTS_AUTHENTICATION_STRING",
             "DURABLE_TASK_SCHEDULER_CONNECTION_STRING",
         ]);
-        const tokenSettings = new Set(SITES.map((site) => site.tokenSetting));
+        const tokenSettings = new Set<string>(SITES.map((site) => site.tokenSetting));
         const unknown = appSettingsOf(main, api, schedulerDeployment)
             .map((setting) => setting.name)
             .filter((name) => !(name in SETTINGS) && !platform.has(name) && !tokenSettings.has(name));

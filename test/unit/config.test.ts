@@ -6,6 +6,7 @@ import { COMPRESSED_PRODUCTION, SHRUNK_RECOVERY } from "../../tools/bench/timing
 import { HOST_TIMING as CHAOS_HOST_TIMING } from "../../tools/chaos/stack";
 import { E2E_TIMING } from "../helpers/e2e";
 import { FAST_RECOVERY } from "../helpers/recoveryKit";
+import { ACME_SITE } from "../helpers/exampleSites";
 
 const TOKEN = "tok_9f8e7d6c5b4a39281706f5e4d3c2b1a0SECRET";
 
@@ -297,14 +298,7 @@ describe("timing derived from the settings", () => {
 describe("SITES: several customers from one deployment", () => {
     const ACME_TOKEN = "acmetoken0123456789abcdefghij";
     const GLOBEX_TOKEN = "globextoken0123456789abcdefgh";
-    const acme = {
-        name: "acme",
-        intakeSheetId: 4583173393803140,
-        templateFolderId: 1234567890123456,
-        productsFolderId: 2234567890123456,
-        filingIndexSheetId: 3234567890123456,
-        tokenSetting: "SMARTSHEET_TOKEN_ACME",
-    };
+    const acme = ACME_SITE;
     const globex = {
         name: "globex",
         intakeSheetId: "5583173393803140",
@@ -533,16 +527,7 @@ describe("settings that pass here but would fail on Azure", () => {
         const reference = "@Microsoft.KeyVault(SecretUri=https://kv-sheetwright.vault.azure.net/secrets/smartsheet-token-acme/)";
         const single = problemsOf({ ...valid, SMARTSHEET_ACCESS_TOKEN: reference }).problems;
         expect(single).toEqual([expect.stringMatching(/^SMARTSHEET_ACCESS_TOKEN: is still the Key Vault reference.*"Key Vault Secrets User".*Environment variables blade/)]);
-        const sites = JSON.stringify([
-            {
-                name: "acme",
-                intakeSheetId: 4583173393803140,
-                templateFolderId: 1234567890123456,
-                productsFolderId: 2234567890123456,
-                filingIndexSheetId: 3234567890123456,
-                tokenSetting: "SMARTSHEET_TOKEN_ACME",
-            },
-        ]);
+        const sites = JSON.stringify([ACME_SITE]);
         const multi = problemsOf({ AzureWebJobsStorage: "UseDevelopmentStorage=true", TASK_HUB_NAME: "Sheetwright", SITES: sites, SMARTSHEET_TOKEN_ACME: ` ${reference}` });
         expect(multi.problems).toEqual([expect.stringMatching(/^SMARTSHEET_TOKEN_ACME: is still the Key Vault reference, not site "acme"'s token/)]);
     });

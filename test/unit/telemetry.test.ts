@@ -11,16 +11,9 @@ import { sitesFrom } from "../../src/shared/sites/Sites";
 import { jobEvents } from "../../src/shared/telemetry/jobEvents";
 import { DIMENSION_MAX_CHARS, OtelTelemetry } from "../../src/shared/telemetry/OtelTelemetry";
 import { telemetryPlanOf, TelemetrySettingsError } from "../../src/shared/telemetry/startTelemetry";
+import { ACME_SITE } from "../helpers/exampleSites";
 
-const ACME: SiteConfig = {
-    name: "acme",
-    intakeSheetId: 4583173393803140,
-    templateFolderId: 1234567890123456,
-    productsFolderId: 2234567890123456,
-    filingIndexSheetId: 3234567890123456,
-    tokenSetting: "SMARTSHEET_TOKEN_ACME",
-    token: "tok_acme_SECRET",
-};
+const ACME: SiteConfig = { ...ACME_SITE, token: "tok_acme_SECRET" };
 
 /** The site registry as the composition builds it; nothing here calls Smartsheet. */
 const sites = sitesFrom([ACME], (accessToken) => new SdkSmartsheet({ accessToken, baseUrl: "http://127.0.0.1:9/" }));
