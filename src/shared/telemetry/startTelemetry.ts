@@ -1,8 +1,3 @@
-import { ManagedIdentityCredential } from "@azure/identity";
-import { metrics } from "@opentelemetry/api";
-import { logs } from "@opentelemetry/api-logs";
-import { ConsoleLogRecordExporter, LoggerProvider, SimpleLogRecordProcessor } from "@opentelemetry/sdk-logs";
-import { ConsoleMetricExporter, MeterProvider, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics";
 import { z } from "zod";
 import { OtelTelemetry } from "./OtelTelemetry";
 import { noTelemetry, type Telemetry } from "./Telemetry";
@@ -84,6 +79,9 @@ export function startTelemetry(plan: TelemetryPlan, options: { exporterHttpClien
         case "off":
             return { plan, telemetry: noTelemetry, shutdown: async () => undefined };
         case "console": {
+            // The SDKs are loaded only when chosen, like Azure Monitor's: an app with telemetry off starts without them.
+            const { ConsoleLogRecordExporter, LoggerProvider, SimpleLogRecordProcessor } = require("@opentelemetry/sdk-logs") as typeof import("@opentelemetry/sdk-logs");
+            const { ConsoleMetricExporter, MeterProvider, PeriodicExportingMetricReader } = require("@opentelemetry/sdk-metrics") as typeof import("@opentelemetry/sdk-metrics");
             const loggerProvider = new LoggerProvider({ processors: [new SimpleLogRecordProcessor(new ConsoleLogRecordExporter())] });
             const meterProvider = new MeterProvider({ readers: [new PeriodicExportingMetricReader({ exporter: new ConsoleMetricExporter() })] });
             return {
@@ -95,6 +93,9 @@ export function startTelemetry(plan: TelemetryPlan, options: { exporterHttpClien
         case "azure-monitor": {
             // Loaded only when chosen: it brings the whole OpenTelemetry Node SDK, which a local run need not load.
             const monitor = require("@azure/monitor-opentelemetry") as typeof import("@azure/monitor-opentelemetry");
+            const { ManagedIdentityCredential } = require("@azure/identity") as typeof import("@azure/identity");
+            const { logs } = require("@opentelemetry/api-logs") as typeof import("@opentelemetry/api-logs");
+            const { metrics } = require("@opentelemetry/api") as typeof import("@opentelemetry/api");
             monitor.useAzureMonitor({
                 // The alert rules count these records: none may be dropped because a span around it was sampled out.
                 enableTraceBasedSamplingForLogs: false,
