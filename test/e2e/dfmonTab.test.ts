@@ -9,7 +9,7 @@ const TEMPLATE = path.resolve(__dirname, "..", "..", "tools", "dfmon", "tab-temp
 
 /** The detailed status DfMon renders a tab against, from what the Durable HTTP API says of the instance. */
 async function dfmonModel(e2e: E2E, instanceId: string): Promise<Record<string, unknown>> {
-    const status = (await (await e2e.durable(`instances/${instanceId}?showHistory=true`)).json()) as Record<string, unknown>;
+    const status = (await (await e2e.durable(`instances/${instanceId}?showHistory=true&showHistoryOutput=true`)).json()) as Record<string, unknown>;
     return {
         Name: status.name,
         InstanceId: status.instanceId,
@@ -49,6 +49,30 @@ describe("the Durable Functions Monitor tab for a job", { timeout: 120_000 }, ()
         expect(html).toMatch(/<th>Parked because<\/th><td>Smartsheet copySheet failed with 400\/1041/);
         expect(html).toContain(`sheetwright-jobs unpark ${key} --by &lt;you&gt;`);
         expect(html).toMatch(/<th>Orchestration<\/th><td>Running · provision-/);
+    });
+
+    it("shows the copies made so far while a round of copies runs, from the copies' answers in the History (regression #19: the custom status moves only after the round)", async () => {
+        const e2e = await stack.start({ only: [] });
+        const key = await intake(e2e).add("IND-7002", "Hydraulic Coolant Pump", "Industrial");
+        await e2e.fire("intakeSweep");
+        const done = await jobIn(e2e, key, "done");
+        const finished = await dfmonModel(e2e, done.instanceId);
+        const history = finished.History as Array<{ EventType: string; FunctionName?: string }>;
+        const copyAnswers = history.flatMap((event, at) => (event.EventType === "TaskCompleted" && event.FunctionName === "copyTemplateSheet" ? [at] : []));
+        expect(copyAnswers).toHaveLength(7);
+        // The instance as DfMon saw it when three copies had answered: the History up to the third answer,
+        // the custom status as the orchestration last set it, before the round (the folder made, none copied).
+        const midRound = {
+            ...finished,
+            RuntimeStatus: "Running",
+            History: history.slice(0, copyAnswers[2]! + 1),
+            CustomStatus: { ...(finished.CustomStatus as object), state: "running", stage: "copy", sheetsDone: 0, sheetsTotal: 7 },
+        };
+        const html = await new Liquid().parseAndRender(readFileSync(TEMPLATE, "utf8"), midRound);
+        expect(html).toContain(`<th>Sheets copied</th><td>3 of 7 <span class="bar"><span style="width: 42%">`);
+        // Done, the count is the custom status's (every copy), never above the total.
+        const after = await new Liquid().parseAndRender(readFileSync(TEMPLATE, "utf8"), finished);
+        expect(after).toContain(`<th>Sheets copied</th><td>7 of 7 <span class="bar"><span style="width: 100%">`);
     });
 
     it("escapes whatever the status holds, so a crafted reason cannot inject markup into the monitor", async () => {
