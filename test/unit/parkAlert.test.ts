@@ -1,6 +1,6 @@
 import { createServer, type Server, type ServerResponse } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
-import { inertText, WebhookAlertChannel, type ParkAlert } from "../../src/shared/alerts/AlertChannel";
+import { chatSafeText, WebhookAlertChannel, type ParkAlert } from "../../src/shared/alerts/AlertChannel";
 
 const alert: ParkAlert = {
     event: "job.parked",
@@ -79,7 +79,7 @@ describe("the park alert webhook", () => {
     });
 
     it("keeps plain text readable and drops invisible formatting characters", () => {
-        expect(inertText("Hydraulic Pump Assembly")).toBe("Hydraulic Pump Assembly");
-        expect(inertText("Pump\u202Eexe")).toBe("Pumpexe");
+        expect(chatSafeText("Hydraulic Pump Assembly")).toBe("Hydraulic Pump Assembly");
+        expect(chatSafeText("Pump\u202Eexe")).toBe("Pumpexe");
     });
 });

@@ -1,10 +1,10 @@
 import type { Alert } from "./Alert";
 import { alertBody, type AlertFormat } from "./alertBodies";
 import { AlertDeliveryError, isPermanentStatus } from "./delivery";
-import { inertText } from "./inertText";
+import { chatSafeText } from "./chatSafeText";
 import { signatureHeaders } from "./signature";
 
-export { inertText };
+export { chatSafeText };
 
 export type { Alert, IntakeRowRefusedAlert, OrphanedJobsAlert, ParkAlert, SiteFailureAlert, SiteRecoveredAlert } from "./Alert";
 

@@ -1,5 +1,5 @@
 import type { Alert, IntakeRowRefusedAlert, ParkAlert, SiteFailureAlert } from "./Alert";
-import { inertText } from "./inertText";
+import { chatSafeText } from "./chatSafeText";
 import type { ALERT_FORMATS } from "../config";
 
 /** How alerts are written for the webhook: today's JSON, a Slack incoming-webhook message, or a Teams workflow's Adaptive Card. */
@@ -45,10 +45,10 @@ function parkJson(alert: ParkAlert, appHost: string | undefined): object {
         event: alert.event,
         site: alert.site,
         jobKey: alert.jobKey,
-        productCode: inertText(alert.productCode),
-        productName: inertText(alert.productName),
+        productCode: chatSafeText(alert.productCode),
+        productName: chatSafeText(alert.productName),
         stage: alert.stage,
-        reason: alert.reason === undefined ? undefined : inertText(alert.reason),
+        reason: alert.reason === undefined ? undefined : chatSafeText(alert.reason),
         recoveries: alert.recoveries,
         parkedAt: alert.parkedAt,
         jobUrl,
@@ -57,24 +57,24 @@ function parkJson(alert: ParkAlert, appHost: string | undefined): object {
 }
 
 function rowRefusedJson(alert: IntakeRowRefusedAlert): object {
-    return { ...alert, status: inertText(alert.status), message: inertText(alert.message) };
+    return { ...alert, status: chatSafeText(alert.status), message: chatSafeText(alert.message) };
 }
 
 function siteFailureJson(alert: SiteFailureAlert): object {
-    return { event: alert.event, site: alert.site, run: alert.run, reason: inertText(alert.reason), failedAt: alert.failedAt };
+    return { event: alert.event, site: alert.site, run: alert.run, reason: chatSafeText(alert.reason), failedAt: alert.failedAt };
 }
 
 /** What every alert says, for the chat formats: a title, one sentence of what to do, the facts. */
 export function chatMessage(alert: Alert, appHost: string | undefined): ChatMessage {
-    const fact = (label: string, value: string | number | undefined): Array<[string, string]> => (value === undefined ? [] : [[label, inertText(String(value))]]);
+    const fact = (label: string, value: string | number | undefined): Array<[string, string]> => (value === undefined ? [] : [[label, chatSafeText(String(value))]]);
     switch (alert.event) {
         case "job.parked": {
             const jobUrl = jobUrlOf(alert.jobKey, appHost);
             return {
                 event: alert.event,
-                title: `Job parked: ${inertText(alert.productCode)} ${inertText(alert.productName)}`,
+                title: `Job parked: ${chatSafeText(alert.productCode)} ${chatSafeText(alert.productName)}`,
                 summary:
-                    `Job ${alert.jobKey} is parked and waits for a person: ${inertText(alert.reason ?? "no reason recorded")}. ` +
+                    `Job ${alert.jobKey} is parked and waits for a person: ${chatSafeText(alert.reason ?? "no reason recorded")}. ` +
                     `Fix the cause, then unpark it (POST /api/jobs/${alert.jobKey}/unpark, or npm run jobs -- unpark ${alert.jobKey}).`,
                 facts: [
                     ...fact("Site", alert.site),
@@ -89,23 +89,23 @@ export function chatMessage(alert: Alert, appHost: string | undefined): ChatMess
         case "site.failed":
             return {
                 event: alert.event,
-                title: `Site ${inertText(alert.site)} failed`,
-                summary: `The ${inertText(alert.run)} could not run for site ${inertText(alert.site)}, and none of its work moves until this is fixed: ${inertText(alert.reason)}. A message follows when it runs again.`,
+                title: `Site ${chatSafeText(alert.site)} failed`,
+                summary: `The ${chatSafeText(alert.run)} could not run for site ${chatSafeText(alert.site)}, and none of its work moves until this is fixed: ${chatSafeText(alert.reason)}. A message follows when it runs again.`,
                 facts: [...fact("Site", alert.site), ...fact("Run", alert.run), ...fact("Failing since", alert.failedAt)],
             };
         case "site.recovered":
             return {
                 event: alert.event,
-                title: `Site ${inertText(alert.site)} recovered`,
-                summary: `The ${inertText(alert.run)} ran again for site ${inertText(alert.site)}; its work moves again. Nothing to do.`,
+                title: `Site ${chatSafeText(alert.site)} recovered`,
+                summary: `The ${chatSafeText(alert.run)} ran again for site ${chatSafeText(alert.site)}; its work moves again. Nothing to do.`,
                 facts: [...fact("Site", alert.site), ...fact("Run", alert.run), ...fact("Failing since", alert.failedAt), ...fact("Recovered at", alert.recoveredAt)],
             };
         case "intake.rowRefused":
             return {
                 event: alert.event,
-                title: `Intake row refused its status (site ${inertText(alert.site)})`,
+                title: `Intake row refused its status (site ${chatSafeText(alert.site)})`,
                 summary:
-                    `Smartsheet refused to write "${inertText(alert.status)}" onto intake row ${alert.intakeRowId} (job ${alert.jobKey}): ${inertText(alert.message)}. ` +
+                    `Smartsheet refused to write "${chatSafeText(alert.status)}" onto intake row ${alert.intakeRowId} (job ${alert.jobKey}): ${chatSafeText(alert.message)}. ` +
                     `Unlock the row or give the token's user edit rights to it; the sweep tries again.`,
                 facts: [
                     ...fact("Site", alert.site),
@@ -120,7 +120,7 @@ export function chatMessage(alert: Alert, appHost: string | undefined): ChatMess
             return {
                 event: alert.event,
                 title: `Jobs of intake sheet ${alert.intakeSheetId} belong to no site`,
-                summary: inertText(alert.reason),
+                summary: chatSafeText(alert.reason),
                 facts: [...fact("Intake sheet", alert.intakeSheetId), ...fact("Active jobs", alert.activeJobs), ...fact("Found at", alert.foundAt)],
             };
     }
@@ -157,7 +157,7 @@ function slackBody(message: ChatMessage): object {
 /**
  * Text for an Adaptive Card's TextBlock or fact: the markdown Teams renders there (`**`, `_`,
  * `[x](y)`, a leading `- ` or `1. ` list) and the `{{DATE()}}` functions made plain characters.
- * Markup characters become their full-width twins, as `inertText` does for chat tools.
+ * Markup characters become their full-width twins, as `chatSafeText` does for chat tools.
  */
 export function cardText(text: string): string {
     return text

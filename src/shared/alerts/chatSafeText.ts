@@ -5,6 +5,6 @@ import { cleanText } from "../naming/productNames";
  * link or markup (`<url|text>`, `*bold*`, `[x](y)`, `# heading`), no invisible characters. Markup
  * characters become their full-width twins, which read the same and mean nothing.
  */
-export function inertText(text: string): string {
+export function chatSafeText(text: string): string {
     return cleanText(text).replace(/[@<>&*_~`|[\]#]/g, (character) => String.fromCodePoint(character.codePointAt(0)! + 0xfee0));
 }
