@@ -207,7 +207,7 @@ const SitesList = z
         }
     });
 
-/** Every setting Sheetwright reads, with its meaning; the README's configuration table mirrors it. */
+/** Every setting Sheetwright reads, with its meaning; docs/configuration.md's table mirrors it (test/unit/docs.test.ts checks). */
 export const SETTINGS = {
     SITES:
         "JSON list of the customer sites this app serves, each {name, intakeSheetId, templateFolderId, productsFolderId, filingIndexSheetId, tokenSetting}; tokenSetting names the app setting holding that site's token (SMARTSHEET_TOKEN_<SITE>). Leave it out to serve one site from the four ids below",
@@ -251,7 +251,7 @@ export const SETTINGS = {
         "longest one request waits for the rate limit (pacing and every 429 back-off) before it gives up unsent",
     COPY_SETTLE_SECONDS: "wait after an ambiguous copy failure before listing the folder again",
     LATE_WRITE_HORIZON_SECONDS:
-        "how long after it was claimed an unanswered write may still land in Smartsheet; a job with one is done only after a final audit once this has passed (default: the rate-limit retry time + the call timeout + 120 s)",
+        "how long after it was claimed an unanswered write may still land in Smartsheet; a job with one is done only after a final audit once this has passed (default: the rate-limit retry time + the call timeout + the clock skew + 120 s)",
     MAX_CLOCK_SKEW_SECONDS: "largest clock difference between two instances of the app that the timing checks allow for",
     STEP_RETRY_FIRST_SECONDS: "first retry delay of a step that failed transiently (doubles each time)",
     STEP_RETRY_MAX_SECONDS: "longest delay between two retries of a step",

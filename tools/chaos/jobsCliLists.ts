@@ -1,5 +1,5 @@
 /**
- * Child process of the chaos harness: runs `npm run jobs -- list …` once per argument set given as
+ * Child process of the chaos harness: runs `sheetwright-jobs list …` once per argument set given as
  * JSON in argv[2], one after the other in this one process (a Node start costs more than a list
  * on 2 cores), writing each list's output to stdout/stderr exactly as the CLI writes them, each
  * preceded by a marker line. The harness itself never loads the app's code; this process is the CLI.

@@ -200,7 +200,7 @@ async function sweepOwedStatuses(context: ScheduleContext): Promise<void> {
 }
 
 /**
- * What `npm run jobs -- list` prints to the ops person's terminal for the schedule's jobs, raw:
+ * What `sheetwright-jobs list` prints to the ops person's terminal for the schedule's jobs, raw:
  * every list in one child process (`jobsCliLists`), one Node start per schedule rather than four.
  */
 async function jobsCliOutputs(stack: ScheduleStack): Promise<AuditedOutput[]> {
@@ -214,7 +214,7 @@ async function jobsCliOutputs(stack: ScheduleStack): Promise<AuditedOutput[]> {
     return CLI_LISTS.map((args, index) => {
         const part = parts.find((candidate) => candidate.startsWith(`${index}\n`));
         const text = part === undefined ? `(no output for this list)${failure ? `\n${failure}` : ""}` : part.slice(`${index}\n`.length);
-        return { source: `npm run jobs -- list ${args.join(" ")}`.trimEnd(), text: index === CLI_LISTS.length - 1 && failure ? `${text}\n${failure}` : text };
+        return { source: `sheetwright-jobs list ${args.join(" ")}`.trimEnd(), text: index === CLI_LISTS.length - 1 && failure ? `${text}\n${failure}` : text };
     });
 }
 

@@ -75,7 +75,7 @@ export function chatMessage(alert: Alert, appHost: string | undefined): ChatMess
                 title: `Job parked: ${chatSafeText(alert.productCode)} ${chatSafeText(alert.productName)}`,
                 summary:
                     `Job ${alert.jobKey} is parked and waits for a person: ${chatSafeText(alert.reason ?? "no reason recorded")}. ` +
-                    `Fix the cause, then unpark it (POST /api/jobs/${alert.jobKey}/unpark, or npm run jobs -- unpark ${alert.jobKey}).`,
+                    `Fix the cause, then unpark it (POST /api/jobs/${alert.jobKey}/unpark, or sheetwright-jobs unpark ${alert.jobKey} --by <you>).`,
                 facts: [
                     ...fact("Site", alert.site),
                     ...fact("Job", alert.jobKey),
