@@ -1,4 +1,4 @@
-import { TableClient, type TableServiceClientOptions } from "@azure/data-tables";
+import { RestError, TableClient, type TableServiceClientOptions } from "@azure/data-tables";
 import { DefaultAzureCredential, ManagedIdentityCredential, type TokenCredential } from "@azure/identity";
 import { QueueClient } from "@azure/storage-queue";
 import type { Config } from "./config";
@@ -7,6 +7,13 @@ const DEVELOPMENT_STORAGE =
     "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;" +
     "AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==;" +
     "TableEndpoint=http://127.0.0.1:10002/devstoreaccount1;QueueEndpoint=http://127.0.0.1:10001/devstoreaccount1";
+
+/** The HTTP status of a failed storage call (a `RestError`, or an error carrying a numeric `statusCode`), if it has one. */
+export function storageErrorStatus(error: unknown): number | undefined {
+    if (error instanceof RestError) return error.statusCode;
+    const status = (error as { statusCode?: unknown })?.statusCode;
+    return typeof status === "number" ? status : undefined;
+}
 
 /** `UseDevelopmentStorage=true` spelled out, as the Functions host does for Azurite. */
 function expandConnectionString(connectionString: string): string {

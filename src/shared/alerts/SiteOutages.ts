@@ -1,6 +1,7 @@
-import { RestError, type TableClient } from "@azure/data-tables";
+import type { TableClient } from "@azure/data-tables";
 import { z } from "zod";
 import { afterFailure, type AfterFailure, type AlertFailure, type AlertRetryPolicy } from "./delivery";
+import { storageErrorStatus } from "../storage";
 
 /** The Jobs table partition that remembers each site's open outage, one entity per site and kind of run. */
 const OUTAGES = "site-outage";
@@ -135,7 +136,7 @@ export class SiteOutages {
             const entity = await this.table.getEntity<Record<string, unknown>>(OUTAGES, rowKeyOf(site, runKind));
             return { outage: Outage.parse(entity), etag: entity.etag };
         } catch (error) {
-            if (statusOf(error) === 404) return undefined;
+            if (storageErrorStatus(error) === 404) return undefined;
             throw error;
         }
     }
@@ -148,14 +149,14 @@ export class SiteOutages {
             else await this.table.createEntity(entity);
             return true;
         } catch (error) {
-            if (statusOf(error) === 409 || statusOf(error) === 412) return false;
+            if (storageErrorStatus(error) === 409 || storageErrorStatus(error) === 412) return false;
             throw error;
         }
     }
 
     private async remove(stored: Stored): Promise<void> {
         await this.table.deleteEntity(OUTAGES, rowKeyOf(stored.outage.site, stored.outage.runKind), { etag: stored.etag }).catch((error: unknown) => {
-            if (statusOf(error) !== 404 && statusOf(error) !== 412) throw error;
+            if (storageErrorStatus(error) !== 404 && storageErrorStatus(error) !== 412) throw error;
         });
     }
 }
@@ -173,8 +174,3 @@ function withoutUndefined(value: object): Record<string, unknown> {
     return Object.fromEntries(Object.entries(value).filter(([, field]) => field !== undefined));
 }
 
-function statusOf(error: unknown): number | undefined {
-    if (error instanceof RestError) return error.statusCode;
-    const status = (error as { statusCode?: unknown })?.statusCode;
-    return typeof status === "number" ? status : undefined;
-}

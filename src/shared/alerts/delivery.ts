@@ -106,16 +106,16 @@ export interface AlertFailedEvent {
     tries: number;
 }
 
-/**
- * The one line that tells ops an alert was given up, logged once per alert (by the run that
- * recorded it): the event's attributes as JSON, after what to do about it.
- */
 /** An alert given up: one error line for the log, one `alert.failed` event for telemetry. */
 export function reportAlertGivenUp(deps: { log: Logger; telemetry?: Telemetry }, event: Omit<AlertFailedEvent, "event">): void {
     deps.log.error(alertFailedLine(event));
     deps.telemetry?.event("alert.failed", { alert: event.alert, about: event.about, status: event.status, reason: event.reason, tries: event.tries });
 }
 
+/**
+ * The one line that tells ops an alert was given up, logged once per alert (by the run that
+ * recorded it): the event's attributes as JSON, after what to do about it.
+ */
 export function alertFailedLine(event: Omit<AlertFailedEvent, "event">): string {
     const payload: AlertFailedEvent = { event: "alert.failed", ...event };
     const answered = event.status === undefined ? "no answer" : `the webhook answered ${event.status}`;

@@ -2,6 +2,7 @@ import { odata, RestError, type TableClient, type TransactionAction } from "@azu
 import { z } from "zod";
 import type { AfterFailure } from "../alerts/delivery";
 import { ACTIVE_STATES, currentInstanceId, formatJobKey, JobRow, JobState, type JobKey, type JobRowInput } from "./JobRow";
+import { storageErrorStatus } from "../storage";
 
 /** A job row as read, with the ETag a conditional write must name. */
 export interface StoredJob {
@@ -198,7 +199,7 @@ export class JobStore {
             const result = await this.table.submitTransaction(actions);
             return { row, etag: etagOf(result.subResponses, key.rk) };
         } catch (error) {
-            if (statusOf(error) !== 409) throw error;
+            if (storageErrorStatus(error) !== 409) throw error;
             if (!reserving || (await this.get(key).catch(() => "unreadable"))) throw new JobExistsError(key);
             throw await this.codeConflict(key, row.productCode, error);
         }
@@ -229,13 +230,13 @@ export class JobStore {
             const result = await this.table.submitTransaction([jobAction, ...(indexAction ? [indexAction] : []), ...(codeAction ? [codeAction] : [])]);
             return { row, etag: etagOf(result.subResponses, key.rk) };
         } catch (error) {
-            const status = statusOf(error);
+            const status = storageErrorStatus(error);
             if (status === 412) throw new JobConcurrencyError(key);
             if (status === 409 && codeAction) throw await this.codeConflict(key, row.productCode, error);
             if (status === 404 && indexAction?.[0] === "delete") {
                 // The index entry was already gone: write the job row alone.
                 const result = await this.table.submitTransaction([jobAction]).catch((retryError: unknown) => {
-                    throw statusOf(retryError) === 412 ? new JobConcurrencyError(key) : retryError;
+                    throw storageErrorStatus(retryError) === 412 ? new JobConcurrencyError(key) : retryError;
                 });
                 return { row, etag: etagOf(result.subResponses, key.rk) };
             }
@@ -331,7 +332,7 @@ export class JobStore {
         try {
             current = await this.table.getEntity<OrphanNoticeEntity>(ORPHAN_NOTICES, pk);
         } catch (error) {
-            if (statusOf(error) !== 404) throw error;
+            if (storageErrorStatus(error) !== 404) throw error;
         }
         if (current?.toldAt || current?.givenUpAt) return false;
         if (typeof current?.retryAt === "string" && Date.parse(current.retryAt) > now.getTime()) return false;
@@ -342,7 +343,7 @@ export class JobStore {
             else await this.table.createEntity(claim);
             return true;
         } catch (error) {
-            if (statusOf(error) === 409 || statusOf(error) === 412) return false;
+            if (storageErrorStatus(error) === 409 || storageErrorStatus(error) === 412) return false;
             throw error;
         }
     }
@@ -370,7 +371,7 @@ export class JobStore {
             await this.table.updateEntity(entity, "Replace", { etag: current.etag });
             return next;
         } catch (error) {
-            if (statusOf(error) !== 412) throw error;
+            if (storageErrorStatus(error) !== 412) throw error;
             return undefined;
         }
     }
@@ -426,7 +427,7 @@ export class JobStore {
         try {
             await this.table.createEntity(entity);
         } catch (error) {
-            if (statusOf(error) !== 409) throw error;
+            if (storageErrorStatus(error) !== 409) throw error;
         }
     }
 
@@ -469,25 +470,23 @@ export class JobStore {
         const next = await pages.next();
         const listing: JobPage = { found: [], invalid: [] };
         if (next.done) return listing;
-        for (const entity of next.value) {
-            this.counted();
-            const key = { pk, rk: String(entity.rowKey) };
-            const stored = await readOrReport(() => ({ row: decode(key, entity), etag: entity.etag }), key, listing.invalid);
-            if (stored) listing.found.push(stored);
-        }
+        for (const entity of next.value) await this.collect(pk, entity, listing);
         if (next.value.continuationToken) listing.continuation = next.value.continuationToken;
         return listing;
     }
 
     private async listWhere(pk: string, filter: string): Promise<Listing<StoredJob>> {
         const listing: Listing<StoredJob> = { found: [], invalid: [] };
-        for await (const entity of this.table.listEntities<Record<string, unknown>>({ queryOptions: { filter } })) {
-            this.counted();
-            const key = { pk, rk: String(entity.rowKey) };
-            const stored = await readOrReport(() => ({ row: decode(key, entity), etag: entity.etag }), key, listing.invalid);
-            if (stored) listing.found.push(stored);
-        }
+        for await (const entity of this.table.listEntities<Record<string, unknown>>({ queryOptions: { filter } })) await this.collect(pk, entity, listing);
         return listing;
+    }
+
+    /** One listed entity into `listing`: its job, or why it does not parse. */
+    private async collect(pk: string, entity: Record<string, unknown> & { rowKey?: string; etag: string }, listing: Listing<StoredJob>): Promise<void> {
+        this.counted();
+        const key = { pk, rk: String(entity.rowKey) };
+        const stored = await readOrReport(() => ({ row: decode(key, entity), etag: entity.etag }), key, listing.invalid);
+        if (stored) listing.found.push(stored);
     }
 }
 
@@ -581,8 +580,3 @@ function etagOf(subResponses: Array<{ etag?: string }>, rowKey: string): string 
     return etag;
 }
 
-function statusOf(error: unknown): number | undefined {
-    if (error instanceof RestError) return error.statusCode;
-    const status = (error as { statusCode?: unknown })?.statusCode;
-    return typeof status === "number" ? status : undefined;
-}
