@@ -1,7 +1,7 @@
-import type { TransactionAction } from "@azure/data-tables";
 import { beforeEach, describe, expect, it } from "vitest";
 import { sweepSite } from "../../src/shared/intake/intakeSweep";
 import { approvedRequest, CountingJobStore, intakeSheet } from "../helpers/intakeSheet";
+import { writeDoneJobRows } from "../helpers/jobs";
 import { useProvisioningHarness, type Harness } from "../helpers/provisioningHarness";
 
 const T0 = Date.parse("2026-03-02T09:00:00.000Z");
@@ -51,29 +51,11 @@ async function sweepCosts(h: Harness, clock: { at: number }, size: number) {
     return { routine: routineCost, full: fullCost };
 }
 
-/** Done jobs for the old requests, written straight into the table 100 to a transaction. */
+/** Done jobs for the old requests, whose Done reached their rows. */
 async function writeDoneJobs(h: Harness, codes: readonly string[]): Promise<void> {
-    const pk = String(intakeSheet(h).sheetId());
     const rowIds = rowIdsByCode(h);
-    const now = new Date(T0).toISOString();
-    const entities = codes.map((code) => ({
-        partitionKey: pk,
-        rowKey: String(rowIds.get(code)),
-        kind: "job",
-        productCode: code,
-        productName: `Pump ${code}`,
-        productLine: "Industrial",
-        state: "done",
-        stage: "register",
-        attempt: 1,
-        recoveries: 0,
-        createdAt: now,
-        lastProgressAt: now,
-        intakeStatus: "Done",
-    }));
-    for (let start = 0; start < entities.length; start += 100) {
-        await h.table.submitTransaction(entities.slice(start, start + 100).map((entity): TransactionAction => ["create", entity]));
-    }
+    const jobs = codes.map((code) => ({ rowKey: String(rowIds.get(code)), productCode: code, productName: `Pump ${code}` }));
+    await writeDoneJobRows(h.table, String(intakeSheet(h).sheetId()), jobs, { intakeStatus: "Done" }, new Date(T0));
 }
 
 /** One look at the simulator's whole state (it renders every row), not one per code. */
