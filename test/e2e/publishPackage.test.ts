@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { startHost } from "../../tools/functions-host/index";
+import { APP_FUNCTIONS } from "../helpers/appFunctions";
 import { publishedFiles } from "../helpers/coreToolsFuncIgnore";
 import { uniqueName } from "../helpers/names";
 
@@ -63,33 +64,7 @@ describe("the package func azure functionapp publish deploys", () => {
             },
         });
         try {
-            expect(host.functions.map((fn) => fn.name).sort()).toEqual(
-                [
-                    "auditProduct",
-                    "beginAttempt",
-                    "completeJob",
-                    "confirmStalled",
-                    "copyTemplateSheet",
-                    "ensureProductFolder",
-                    "enterStage",
-                    "getJob",
-                    "intakeFullSweep",
-                    "intakeSweep",
-                    "listJobs",
-                    "parkJob",
-                    "provisionProduct",
-                    "provisionStarter",
-                    "reaper",
-                    "reconcileJobs",
-                    "reconcileNow",
-                    "registerDocumentRegister",
-                    "remapReferences",
-                    "resumeJob",
-                    "stampSummary",
-                    "unparkJob",
-                    "verifyCopies",
-                ].sort(),
-            );
+            expect(host.functions.map((fn) => fn.name).sort()).toEqual(APP_FUNCTIONS);
         } finally {
             await host.stop();
         }

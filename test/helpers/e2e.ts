@@ -47,6 +47,8 @@ export interface E2EOptions {
     settings?: Record<string, string>;
     simulator?: SimulatorOptions;
     duplicateActivities?: "sequential" | "concurrent";
+    /** The app folder the host runs (its package.json's main): the checkout by default, or a deploy package. */
+    appDir?: string;
 }
 
 /** The end-to-end tests' time settings (over host.json's 10-minute functionTimeout); each set of settings passes start-up. */
@@ -89,7 +91,7 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
             ...options.settings,
         },
     );
-    const host = hostProcess(settings, await freePort());
+    const host = hostProcess(settings, await freePort(), options.appDir ?? APP_DIR);
     await host.start();
     const jobs = new JobStore(createTableClient(connection, settings.JOBS_TABLE!));
     const queue = createQueueClient(connection, settings.PROVISION_QUEUE!);
@@ -129,7 +131,7 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
     };
 }
 
-function hostProcess(settings: Record<string, string>, port: number): HostProcess {
+function hostProcess(settings: Record<string, string>, port: number, appDir: string): HostProcess {
     const url = `http://127.0.0.1:${port}`;
     const logs: string[] = [];
     let child: ChildProcess | undefined;
@@ -140,7 +142,7 @@ function hostProcess(settings: Record<string, string>, port: number): HostProces
         logs,
         async start(overrides = {}) {
             Object.assign(settings, overrides);
-            child = spawn(process.execPath, [HOST_MAIN, "--app", APP_DIR, "--port", String(port)], {
+            child = spawn(process.execPath, [HOST_MAIN, "--app", appDir, "--port", String(port)], {
                 env: { ...process.env, ...settings },
                 stdio: ["ignore", "pipe", "pipe"],
             });

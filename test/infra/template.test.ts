@@ -395,13 +395,13 @@ describe("azd files", () => {
         expect(values.filter((name) => !setByAzd.includes(name) && !docs.includes(`\`${name}\``))).toEqual([]);
     });
 
-    it("declares one Functions service in TypeScript in azure.yaml, packaged with the backend's host.json", () => {
+    it("declares one Functions service in TypeScript in azure.yaml that deploys the bundled package, built with the backend's host.json", () => {
         const azureYaml = parseYamlSubset(readFileSync(path.join(root, "azure.yaml"), "utf8")) as { services: Record<string, Record<string, unknown>> };
         expect(Object.keys(azureYaml.services)).toEqual(["api"]);
         const service = azureYaml.services.api!;
-        expect({ project: service.project, language: service.language, host: service.host }).toEqual({ project: "./", language: "ts", host: "function" });
+        expect({ project: service.project, language: service.language, host: service.host, dist: service.dist }).toEqual({ project: "./", language: "ts", host: "function", dist: "dist/package" });
         const prepackage = (service.hooks as Record<string, Record<string, { run: string }>>).prepackage!;
-        expect([prepackage.posix?.run, prepackage.windows?.run]).toEqual(["node infra/scripts/hostForBackend.mjs", "node infra/scripts/hostForBackend.mjs"]);
+        expect([prepackage.posix?.run, prepackage.windows?.run]).toEqual(["npm run package", "npm run package"]);
         // The service name is the tag azd finds the Function App by.
         expect(api.params.get("serviceName")).toBe("string = 'api'");
     });

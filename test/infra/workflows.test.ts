@@ -64,19 +64,16 @@ describe("deploy workflow", () => {
         expect(text).not.toMatch(/client-secret|creds:/);
     });
 
-    it("builds, prunes dev dependencies and sets the backend's host.json before it deploys with functions-action for Flex Consumption", () => {
+    it("builds the bundled deploy package for the backend it names and deploys that folder with functions-action for Flex Consumption", () => {
         const build = indexOf((step) => Boolean(step.run?.includes("npm ci")));
-        expect(steps[build]!.run!.trim().split("\n").map((line) => line.trim().split(" ").slice(0, 3).join(" "))).toEqual([
-            "npm ci --no-audit",
-            "npm run build",
-            "npm prune --omit=dev",
+        expect(steps[build]!.run!.trim().split("\n").map((line) => line.trim())).toEqual([
+            "npm ci --no-audit --no-fund",
+            `npm run package -- --backend "\${{ vars.DURABLE_BACKEND || 'azureStorage' }}"`,
         ]);
-        const host = indexOf((step) => Boolean(step.run?.startsWith("node infra/scripts/hostForBackend.mjs")));
         const publish = indexOf((step) => Boolean(step.uses?.startsWith("Azure/functions-action@")));
         expect(build).toBeGreaterThanOrEqual(0);
-        expect(host).toBeGreaterThan(build);
-        expect(publish).toBeGreaterThan(host);
-        expect(steps[publish]!.with).toMatchObject({ sku: "flexconsumption", "remote-build": false, "respect-funcignore": true, package: "." });
+        expect(publish).toBeGreaterThan(build);
+        expect(steps[publish]!.with).toMatchObject({ sku: "flexconsumption", "remote-build": false, package: "dist/package" });
         expect(steps.find((step) => step.uses?.startsWith("actions/setup-node@"))?.with?.["node-version"]).toBe(22);
     });
 

@@ -46,6 +46,9 @@ export const FIGURES = {
     historyEventsPerProduct: { label: "orchestration history events per product", digits: 0 },
     episodesPerProduct: { label: "orchestration episodes per product", digits: 0 },
     appLoadMs: { label: "host cold start with the app, ms", digits: 0 },
+    packageFiles: { label: "deploy package (npm run package): files", digits: 0 },
+    packageMb: { label: "deploy package: MB", digits: 1 },
+    bundleLoadSpeedup: { label: "app load CPU, telemetry on: unbundled ÷ bundled", target: atLeast(1, "> 1 (keep the bundle only if it wins)"), digits: 2 },
     rssMbAfter60: { label: "host resident memory after the rate-limit products, MB", digits: 0 },
     benchSeconds: { label: "the whole bench, seconds", target: atMost(300, "< 300 (5 min)"), digits: 0 },
 } satisfies Record<string, FigureSpec>;

@@ -1,6 +1,7 @@
 import { startAzurite } from "../azurite/startAzurite";
 import { FIGURES, isFigureName, renderTable, targetsMissed, type FigureName, type Measured } from "./figures";
 import { budgetSkew } from "./scenarios/budgetSkew";
+import { deployPackage } from "./scenarios/deployPackage";
 import { oneProduct } from "./scenarios/oneProduct";
 import { rateLimit, scaleOut } from "./scenarios/rateLimit";
 import { reaper } from "./scenarios/reaper";
@@ -14,8 +15,9 @@ latencies and rate limit, the local Functions host running the compiled app as c
 and prints a table of figures with their targets, then one JSON object of the numbers as the
 last line. --only runs just the scenarios that measure the named figures; --products sets how
 many products the rate-limit scenarios approve at once (default 60; 300 drains a backlog).
-The shared budget under clock skew (budgetSkewBusiestWindow, budgetSkewLeastShare; 50 s) runs
-only when --only names it.
+The shared budget under clock skew (budgetSkewBusiestWindow, budgetSkewLeastShare; 50 s) and the
+deploy package against the unbundled app (packageFiles, packageMb, bundleLoadSpeedup; 1 min) run
+only when --only names them.
 Exit code: 0 every target met, 1 some target missed, 2 a scenario could not be measured.
 
 Figures: ${Object.keys(FIGURES).join(", ")}`;
@@ -25,7 +27,7 @@ interface Options {
     products: number;
 }
 
-type ScenarioName = "oneProduct" | "recovery" | "rateLimit" | "scaleOut" | "sweeps" | "reaper" | "budgetSkew";
+type ScenarioName = "oneProduct" | "recovery" | "rateLimit" | "scaleOut" | "sweeps" | "reaper" | "budgetSkew" | "deployPackage";
 
 interface Scenario {
     name: ScenarioName;
@@ -53,6 +55,7 @@ const SCENARIOS: readonly Scenario[] = [
     { name: "sweeps", figures: ["sweepCalls5000", "sweepCalls50"], run: (storage) => sweeps(storage) },
     { name: "reaper", figures: ["reaperEntitiesRead"], run: (storage) => reaper(storage) },
     { name: "budgetSkew", figures: ["budgetSkewBusiestWindow", "budgetSkewLeastShare"], run: (storage) => budgetSkew(storage) },
+    { name: "deployPackage", figures: ["packageFiles", "packageMb", "bundleLoadSpeedup"], run: () => deployPackage() },
 ];
 
 /**
@@ -64,7 +67,7 @@ const SCENARIOS: readonly Scenario[] = [
  */
 const PHASES: ReadonlyArray<ReadonlyArray<readonly ScenarioName[]>> = [[["oneProduct"]], [["recovery"], ["sweeps", "reaper"]], [["rateLimit"]], [["scaleOut"]]];
 /** Scenarios left out of the whole bench (its five minutes), run only when `--only` names their figures. */
-const ON_REQUEST: ReadonlyArray<ReadonlyArray<readonly ScenarioName[]>> = [[["budgetSkew"]]];
+const ON_REQUEST: ReadonlyArray<ReadonlyArray<readonly ScenarioName[]>> = [[["budgetSkew"]], [["deployPackage"]]];
 
 function parseArgs(argv: string[]): Options {
     const options: Options = { only: undefined, products: 60 };
