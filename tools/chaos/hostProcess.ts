@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
+import { sweepLineKind, type SweepingHost } from "./owedStatusSweep";
 
 /** The repository root: the compiled app (package.json "main") and the local host live under it. */
 export const APP_DIR = path.resolve(__dirname, "..", "..", "..");
@@ -16,13 +17,14 @@ export class HarnessError extends Error {
 }
 
 /** The local Functions host running the compiled app as a child process, killable at any moment. */
-export class HostProcess {
+export class HostProcess implements SweepingHost {
     readonly url: string;
     /** The host's last output lines, for a failure report. */
     readonly logs: string[] = [];
     /** Every output line of every run of the host, as written (raw), for the auditor. */
     readonly allLines: string[] = [];
     private child: ChildProcess | undefined;
+    private readonly sweeps = { ended: 0, siteFailures: 0 };
 
     /** `clockOffsetMs`: the host's wall clock runs this far ahead (behind when negative) of the harness's. */
     constructor(
@@ -45,6 +47,11 @@ export class HostProcess {
             const lines = (partial + chunk.toString()).split("\n");
             partial = lines.pop() ?? "";
             this.logs.push(...lines);
+            for (const line of lines) {
+                const kind = sweepLineKind(line);
+                if (kind === "ended") this.sweeps.ended += 1;
+                else if (kind === "siteFailed") this.sweeps.siteFailures += 1;
+            }
             if (this.allLines.length < KEPT_AUDITED_LINES) this.allLines.push(...lines);
             if (this.logs.length > KEPT_LOG_LINES) this.logs.splice(0, this.logs.length - KEPT_LOG_LINES);
         };
@@ -66,6 +73,10 @@ export class HostProcess {
 
     stop(): Promise<void> {
         return this.signal("SIGTERM");
+    }
+
+    sweepsEnded(): { ended: number; siteFailures: number } {
+        return { ...this.sweeps };
     }
 
     /** Runs a timer or queue function now (`POST /admin/functions/{name}`). */

@@ -6,6 +6,7 @@ import { audit, type ApprovalSnapshot, type AuditedOutput, type AuditResult } fr
 import { APP_DIR, HarnessError } from "./hostProcess";
 import { MAX_CLOCK_SKEW_MS, OUTSIDE_REFERENCE, type Plan } from "./plan";
 import { LIST_MARKER } from "./jobsCliListsMarker";
+import { sweepUntilClean } from "./owedStatusSweep";
 import { FUNCTION_KEY, ScheduleStack } from "./stack";
 
 /** After the plan: sweep and reaper runs, then this long at most for every job to come to rest. */
@@ -186,7 +187,12 @@ async function comeToRest(context: ScheduleContext, lateWritesBy: number): Promi
  */
 async function sweepOwedStatuses(context: ScheduleContext): Promise<void> {
     const { stack } = context;
-    await stack.host.fire("intakeSweep").catch((error: Error) => context.note(`locked-row sweep failed to fire: ${error.message}`));
+    // Until the sweep has ended: one waiting on a tight budget is quiet at Smartsheet, not done (seed 26120211, schedule 451).
+    const swept = await sweepUntilClean(stack.host).catch((error: Error) => {
+        context.note(`locked-row sweep failed to fire: ${error.message}`);
+        return undefined;
+    });
+    if (swept && !swept.clean) context.note(`the locked-row sweep did not end clean in ${swept.fired} tries`);
     const deadline = Date.now() + 10_000;
     let last = -1;
     let quietSince = Date.now();

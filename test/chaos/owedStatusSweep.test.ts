@@ -1,0 +1,57 @@
+import { describe, expect, it } from "vitest";
+import { sweepLineKind, sweepUntilClean, type SweepingHost } from "../../tools/chaos/owedStatusSweep";
+
+/** A host whose sweeps end `endsAfterPolls` polls after they are fired; the first `failing` of them fail a site. */
+function fakeHost(endsAfterPolls: number, failing = 0): SweepingHost & { fired: number } {
+    const ended = { ended: 0, siteFailures: 0 };
+    const running: number[] = [];
+    return {
+        fired: 0,
+        async fire() {
+            this.fired += 1;
+            running.push(endsAfterPolls);
+        },
+        sweepsEnded() {
+            for (let i = running.length - 1; i >= 0; i--) {
+                running[i]! -= 1;
+                if (running[i]! > 0) continue;
+                running.splice(i, 1);
+                if (ended.ended < failing) ended.siteFailures += 1;
+                ended.ended += 1;
+            }
+            return { ...ended };
+        },
+    };
+}
+
+const noWait = async () => undefined;
+
+// Chaos seed 26120211, schedule 451 (seed 2986216554): the locked-row sweep, waiting on a tight shared budget, made no
+// call for the harness's quiet period, so the audit ran before the sweep wrote the owed Done or named the locked row.
+describe("the harness's sweep for owed statuses (regression: audited while the sweep still waited on the budget)", () => {
+    it("waits until the fired sweep has ended, however long it makes no call", async () => {
+        const host = fakeHost(40);
+        expect(await sweepUntilClean(host, { sleep: noWait })).toEqual({ fired: 1, clean: true });
+        expect(host.fired).toBe(1);
+    });
+
+    it("fires again when a site failed in the sweep, as the timer would, up to its tries", async () => {
+        expect(await sweepUntilClean(fakeHost(3, 1), { sleep: noWait })).toEqual({ fired: 2, clean: true });
+        expect(await sweepUntilClean(fakeHost(3, 5), { sleep: noWait, tries: 3 })).toEqual({ fired: 3, clean: false });
+    });
+
+    it("gives up on a sweep that never ends after its time, and says it was not clean", async () => {
+        expect(await sweepUntilClean(fakeHost(Number.POSITIVE_INFINITY), { sleep: noWait, tries: 1, perSweepMs: 1_000, pollMs: 100 })).toEqual({ fired: 1, clean: false });
+    });
+
+    it("reads the local host's lines: a sweep's end and a site's failure", () => {
+        expect(sweepLineKind("[2026-12-02T17:29:44.800Z] Information Functions.intakeSweep [964a] Executed 'Functions.intakeSweep' (Succeeded, Id=964a, Duration=812ms)")).toBe("ended");
+        expect(sweepLineKind("[2026-12-02T17:29:44.800Z] Error Functions.intakeSweep [964a] Executed 'Functions.intakeSweep' (Failed, Id=964a, Duration=812ms)")).toBe("ended");
+        expect(
+            sweepLineKind(
+                "[2026-12-02T17:29:44.800Z] Error Functions.intakeSweep [964a] intake sweep: site default failed: Smartsheet getFolderChildren got no answer: ENOTSENT (the rate limit would hold this request back past its deadline); the other sites carry on",
+            ),
+        ).toBe("siteFailed");
+        expect(sweepLineKind("Executed 'Functions.reaper' (Succeeded, Id=1, Duration=3ms)")).toBeUndefined();
+    });
+});
