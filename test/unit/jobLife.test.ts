@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
-import { JobLife } from "../../src/shared/jobs/jobLife";
+import { JobLife, lineOf } from "../../src/shared/jobs/jobLife";
 import type { JobRow } from "../../src/shared/jobs/JobRow";
 
 const SRC = join(__dirname, "../../src");
@@ -33,6 +33,18 @@ describe("the job's life, in one place", () => {
             .filter((file) => /from:\s*\[\s*"/.test(readFileSync(file, "utf8")))
             .map((file) => relative(SRC, file));
         expect(elsewhere).toEqual([]);
+    });
+
+    it("opens, rejects and reconsiders an intake row's job with the state each names, and says so in the transition line", () => {
+        const draft = { intakeSheetId: "111", intakeRowId: "333", productCode: "IND-1", productName: "Pump", productLine: "Industrial", attempt: 1 } as Parameters<typeof JobLife.open.apply>[0];
+        expect(JobLife.open.apply(draft)).toMatchObject({ state: "queued", productCode: "IND-1" });
+        expect(JobLife.reject.apply(draft, "Product Line is required")).toMatchObject({ state: "rejected", rejectReason: "Product Line is required" });
+        expect(JobLife.reconsider.apply({ ...draft, rejectReason: "Product Line is required" })).toMatchObject({ state: "queued", rejectReason: undefined });
+        expect([JobLife.open.from, JobLife.reject.from, JobLife.reconsider.from]).toEqual([[], ["rejected"], ["rejected"]]);
+        const key = { pk: "111", rk: "333" };
+        expect(lineOf(JobLife.open, key, "new", "IND-1 Pump")).toBe("job 111-333 new → queued (IND-1 Pump)");
+        expect(lineOf(JobLife.reject, key, "new", "Product Line is required")).toBe("job 111-333 new → rejected (Product Line is required)");
+        expect(lineOf(JobLife.reconsider, key, "rejected", "the intake row was corrected")).toBe("job 111-333 rejected → queued (the intake row was corrected)");
     });
 
     it("parks once per reason: the same parking again changes nothing, a new reason parks anew", () => {

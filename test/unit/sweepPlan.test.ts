@@ -148,7 +148,7 @@ describe("the sweep's plan", () => {
             const plan = planSweep(readOf({ rows: [row(11, cells)] }), NOW);
 
             const [reject] = ofType(plan, "rejectRequest");
-            expect(reject).toMatchObject({ jobKey: keyOf(11), reason, line: { level: "warn", text: expect.stringMatching(new RegExp(`^job ${keyOf(11)} rejected: `)) } });
+            expect(reject).toMatchObject({ jobKey: keyOf(11), reason, line: { level: "warn", text: expect.stringMatching(new RegExp(`^job ${keyOf(11)} new → rejected \\(`)) } });
             expect(reject!.write && "create" in reject!.write && reject!.write.create).toMatchObject({ state: "rejected", rejectReason: reason, attempt: 1 });
             expect(statusesOf(plan)).toEqual([{ rowId: 11, status: expect.stringMatching(/^Rejected — /), ifLanded: keyOf(11) }]);
             expect(ofType(plan, "sendMessage")).toEqual([]);

@@ -12,7 +12,7 @@ import {
     type InvalidJob,
     type StoredJob,
 } from "../jobs/JobStore";
-import { JobLife } from "../jobs/jobLife";
+import { JobLife, lineOf } from "../jobs/jobLife";
 import type { Orchestrations } from "../orchestration/Orchestrations";
 import { prepareBlueprint } from "../provisioning/blueprintSource";
 import type { ProvisioningDeps } from "../provisioning/ProvisioningDeps";
@@ -314,7 +314,7 @@ async function applySweepActions(deps: SweepDeps, smartsheet: SmartsheetPort, ac
                     // An overlapping sweep gave the code to another row between this sweep's read and its write.
                     const reason = codeTakenReason(jobInputOf(action.write).productCode);
                     if ((await writeOrKeep(deps, rejectedWrite(action.write, reason), action.jobKey, applied)) !== "written") break;
-                    deps.log.warn(`job ${action.jobKey} rejected: ${reason}`);
+                    deps.log.warn(lineOf(JobLife.reject, action.key, "replace" in action.write ? "rejected" : "new", reason));
                     applied.landed.add(action.jobKey);
                     applied.rejected.push(action.jobKey);
                     break;
@@ -533,9 +533,9 @@ async function noteRefusal(deps: SweepDeps, site: Site, write: StatusWrite & { k
 /** How long a sweep's claim to tell ops of a refused row holds: longer than one alert may take (its 10 s timeout). */
 const ALERT_CLAIM_MS = 60_000;
 
-/** Writes a row's job: `kept` when an overlapping sweep wrote it since it was read (its row and status stand), `codeTaken` when another job holds its code. */
 /**
- * Writes one row's job. The storage service refusing this row alone (Azurite fails a transaction
+ * Writes one row's job: `kept` when an overlapping sweep wrote it since it was read (its row and
+ * status stand), `codeTaken` when another job holds its code. The row's job. The storage service refusing this row alone (Azurite fails a transaction
  * holding U+2028, say) stops no other row: it is named in an error line, nothing is sent for it,
  * and the next sweep tries it again (the cursor stays).
  */
@@ -561,7 +561,7 @@ function jobInputOf(write: JobWrite) {
 /** The same row's job written rejected instead of queued, with `reason`. */
 function rejectedWrite(write: JobWrite, reason: string): JobWrite {
     const { lineFolderId: _line, instanceId: _instance, ...rest } = jobInputOf(write);
-    const rejected = { ...rest, state: "rejected" as const, attempt: "create" in write ? 1 : write.replace.row.attempt, rejectReason: reason, intakeStatus: IntakeStatus.rejected(reason) };
+    const rejected = JobLife.reject.apply({ ...rest, attempt: "create" in write ? 1 : write.replace.row.attempt, intakeStatus: IntakeStatus.rejected(reason) }, reason);
     return "create" in write ? { create: rejected } : { replace: write.replace, with: rejected };
 }
 

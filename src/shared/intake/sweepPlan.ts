@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { formatJobKey, type JobKey, type JobRow, type JobRowInput } from "../jobs/JobRow";
 import type { InvalidJob, StoredJob } from "../jobs/JobStore";
+import { JobLife, lineOf } from "../jobs/jobLife";
 import { instanceIdFor } from "../jobs/instanceIds";
 import { cleanText, composeProductNames, NameDoesNotFitError } from "../naming/productNames";
 import { IntakeColumns, IntakeStatus } from "../intakeRow/intakeStatus";
@@ -300,17 +301,17 @@ export function planSweep(read: SweepRead, now: Date): SweepPlan {
             const status = IntakeStatus.rejected(verdict.reason);
             if (stored?.row.rejectReason === verdict.reason && row.status === status) continue;
             const write: JobWrite | undefined = !stored
-                ? { create: { ...baseRow(key, row, nowText, read), state: "rejected", rejectReason: verdict.reason, intakeStatus: status } }
+                ? { create: JobLife.reject.apply({ ...baseRow(key, row, nowText, read), intakeStatus: status }, verdict.reason) }
                 : stored.row.rejectReason === verdict.reason
                   ? undefined
-                  : { replace: stored, with: { ...stored.row, rejectReason: verdict.reason, intakeStatus: status } };
+                  : { replace: stored, with: JobLife.reject.apply({ ...stored.row, intakeStatus: status }, verdict.reason) };
             actions.push({
                 type: "rejectRequest",
                 key,
                 jobKey,
                 reason: verdict.reason,
                 ...(write ? { write } : {}),
-                line: { level: "warn", text: `job ${jobKey} rejected: ${verdict.reason}` },
+                line: { level: "warn", text: lineOf(JobLife.reject, key, stored ? "rejected" : "new", verdict.reason) },
             });
             work(row.rowId, jobKey);
             setStatus(row, status, jobKey);
@@ -319,13 +320,12 @@ export function planSweep(read: SweepRead, now: Date): SweepPlan {
 
         const request = verdict.request;
         const attempt = stored ? stored.row.attempt + 1 : 1;
-        const job: JobRowInput = {
+        const job = {
             ...baseRow(key, row, nowText, read),
             productCode: request.productCode,
             productName: request.productName,
             productLine: request.productLine,
             lineFolderId: read.lines.get(request.productLine),
-            state: "queued",
             attempt,
             instanceId: instanceIdFor(key, attempt),
             intakeStatus: IntakeStatus.queued,
@@ -335,8 +335,8 @@ export function planSweep(read: SweepRead, now: Date): SweepPlan {
         codesTaken.set(request.productCode, row.rowId);
         actions.push(
             stored
-                ? { type: "queueJob", key, jobKey, write: { replace: stored, with: job }, line: { level: "info", text: `job ${jobKey} rejected → queued (the intake row was corrected)` } }
-                : { type: "queueJob", key, jobKey, write: { create: job }, line: { level: "info", text: `job ${jobKey} new → queued (${request.productCode} ${request.productName})` } },
+                ? { type: "queueJob", key, jobKey, write: { replace: stored, with: JobLife.reconsider.apply(job) }, line: { level: "info", text: lineOf(JobLife.reconsider, key, "rejected", "the intake row was corrected") } }
+                : { type: "queueJob", key, jobKey, write: { create: JobLife.open.apply(job) }, line: { level: "info", text: lineOf(JobLife.open, key, "new", `${request.productCode} ${request.productName}`) } },
         );
         queuing.push(key);
         work(row.rowId, jobKey);

@@ -1,15 +1,22 @@
-import { formatJobKey, type JobKey, type JobRow, type JobState, type Stage } from "./JobRow";
+import { formatJobKey, type JobKey, type JobRow, type JobRowInput, type JobState, type Stage } from "./JobRow";
+
+/** What the sweep makes of an intake row (with the status it writes there) before a transition gives it its state. */
+type JobDraft = Omit<JobRowInput, "state">;
+
+/** A job that has no row yet: the sweep's `open` and `reject` create it (a conditional insert). */
+const NEW_ROW: readonly JobState[] = [];
 
 /**
  * The job's life in one place. Each transition names the states a job may be in when it is
  * taken (every write of it is conditional on them and on the row's ETag), what it changes on the
  * row, and the state it leads to. The steps, the reaper, reconciliation, unpark and the sweep
- * all change a job's state through these and log the change with `transitionLine`. `apply`
- * answers `undefined` when the row already is what the transition leads to (a redelivery).
+ * all change a job's state through these and log the change with `transitionLine` (`lineOf` for
+ * a transition that names its target). `apply` answers `undefined` when the row already is what
+ * the transition leads to (a redelivery).
  *
- *   (new row) ──sweep──▶ queued ──begin──▶ running ──complete──▶ done
- *        │                 │                 │  ▲
- *        └──▶ rejected ◀───┘ requeue/reject  park│ │resume / unpark
+ *   (new row) ──open──▶ queued ──begin──▶ running ──complete──▶ done
+ *        │                ▲                  │  ▲
+ *        └─reject─▶ rejected ─reconsider     park│ │resume / unpark
  *                                            ▼  │
  *                                           parked
  *   take-over: queued|running → same state, next attempt (or parked after too many recoveries)
@@ -92,11 +99,25 @@ export const JobLife = {
         from: states("queued", "running", "parked"),
         apply: (row: JobRow): JobRow => ({ ...row, state: "done", stage: "register", claims: {} }),
     },
-    /** The sweep looks at a rejected job again: the row's data decides whether it stays rejected or is queued. */
+    /** A new approved row that passes: the sweep makes its job, queued for its first attempt. */
+    open: {
+        from: NEW_ROW,
+        to: "queued" as const,
+        apply: (job: JobDraft): JobRowInput => ({ ...job, state: "queued" }),
+    },
+    /** A row that cannot be provisioned as it stands (new, or rejected before for another reason): its job is rejected, the row says why. */
+    reject: {
+        from: states("rejected"),
+        to: "rejected" as const,
+        apply: (job: JobDraft, reason: string): JobRowInput => ({ ...job, state: "rejected", rejectReason: reason }),
+    },
+    /** The sweep looks at a rejected job again and the row now passes: its next attempt is queued. */
     reconsider: {
         from: states("rejected"),
+        to: "queued" as const,
+        apply: (job: JobDraft): JobRowInput => ({ ...job, state: "queued", rejectReason: undefined }),
     },
-} satisfies Record<string, { from: readonly JobState[]; apply?: (row: JobRow, ...args: never[]) => JobRow | undefined }>;
+} satisfies Record<string, { from: readonly JobState[]; to?: JobState; apply?: ((row: JobRow, ...args: never[]) => JobRow | undefined) | ((job: JobDraft, ...args: never[]) => JobRowInput) }>;
 
 /** The states a transition may be taken from. */
 function states(...allowed: JobState[]): readonly JobState[] {
@@ -114,4 +135,9 @@ function parkedRow(row: JobRow, reason: string, now: string): JobRow {
  */
 export function transitionLine(key: JobKey, from: string, to: string, why: string): string {
     return `job ${formatJobKey(key)} ${from} → ${to} (${why})`;
+}
+
+/** The line of a transition that names its target state, from the state the job was in (`new`: it had no row). */
+export function lineOf(transition: { to: JobState }, key: JobKey, from: JobState | "new", why: string): string {
+    return transitionLine(key, from, transition.to, why);
 }
