@@ -1,5 +1,5 @@
 import { formatJobKey, keyOf, LateWriteKind, type JobRow, type LateWriteRemoval } from "../jobs/JobRow";
-import { transitionLine } from "../jobs/jobLife";
+import { JobLife, lineOf } from "../jobs/jobLife";
 import { jobEvents } from "../telemetry/jobEvents";
 import type { FolderChild } from "../smartsheet/model";
 import { namesOf } from "./copyStage";
@@ -65,7 +65,7 @@ export function auditProduct(deps: ProvisioningDeps, input: StepInput): Promise<
         for (const removal of removals) {
             await removeLateWrite(context, removal);
             deps.log.warn(
-                transitionLine(input.jobKey, row.state, row.state, `final audit removed a late-landed ${removal.kind} ${removal.id} "${removal.name}"`),
+                lineOf(JobLife.work, input.jobKey, row.state, `final audit removed a late-landed ${removal.kind} ${removal.id} "${removal.name}"`),
             );
             jobEvents.transition(deps.telemetry, row, deps.sites, { from: row.state, to: row.state, reason: `final audit removed a late-landed ${removal.kind} ${removal.id}` });
         }

@@ -1,6 +1,6 @@
 import { intakeRowShows, IntakeStatus, writeIntakeStatus } from "../intakeRow/intakeStatus";
 import { formatJobKey, keyOf, Stage, type JobRow } from "../jobs/JobRow";
-import { JobLife, transitionLine } from "../jobs/jobLife";
+import { JobLife, lineOf } from "../jobs/jobLife";
 import type { BeginInput, EnterStageInput, ParkInput, StepInput, StepOutcome } from "./contracts";
 import { tellOpsOfParking } from "./parkAlert";
 import { isSmartsheetError } from "../smartsheet/errors";
@@ -22,7 +22,7 @@ export function beginAttempt(deps: ProvisioningDeps, input: BeginInput): Promise
         "beginAttempt",
         async (context) => {
             const begun = await context.update((row) => JobLife.begin.apply(row, deps.now().toISOString()));
-            if (context.row.state === "queued") deps.log.info(transitionLine(input.jobKey, "queued", "running", `attempt ${input.attempt}`));
+            if (context.row.state === "queued") deps.log.info(lineOf(JobLife.begin, input.jobKey, "queued", `attempt ${input.attempt}`));
             if (context.row.state === "queued") jobEvents.transition(deps.telemetry, begun, deps.sites, { from: "queued", to: "running" });
         },
         { from: JobLife.begin.from },
@@ -53,7 +53,7 @@ export function completeJob(deps: ProvisioningDeps, input: StepInput): Promise<S
             if (context.row.state === "done") return;
             await recordIntakeStatus(deps, context, IntakeStatus.done, { folderLink: context.row.folderLink, current: (row) => row.state === "running" });
             const done = await context.update((row) => JobLife.complete.apply(row));
-            deps.log.info(transitionLine(input.jobKey, "running", "done", `${context.row.productCode} provisioned`));
+            deps.log.info(lineOf(JobLife.complete, input.jobKey, "running", `${context.row.productCode} provisioned`));
             jobEvents.done(deps.telemetry, done, deps.sites, "running", deps.now());
         },
         { from: JobLife.complete.from },
@@ -73,7 +73,7 @@ export function parkJob(deps: ProvisioningDeps, input: ParkInput): Promise<StepO
         async (context) => {
             const parked = await context.update((row) => JobLife.park.apply(row, { reason: input.reason, stage: input.stage, now: deps.now().toISOString() }));
             if (context.row.state !== "parked" || context.row.parkReason !== input.reason) jobEvents.parked(deps.telemetry, parked, deps.sites, context.row.state, input.reason);
-            if (!parked.parkAlerted) await tellOpsOfParking(deps, input.jobKey, transitionLine(input.jobKey, "running", "parked", input.reason));
+            if (!parked.parkAlerted) await tellOpsOfParking(deps, input.jobKey, lineOf(JobLife.park, input.jobKey, "running", input.reason));
             // Ops knows already; a Stall Smartsheet will not take now is left to the sweep, which owes it at any age.
             await recordIntakeStatus(deps, context, IntakeStatus.stalled(input.reason), {
                 current: (row) => row.state === "parked" && row.parkReason === input.reason,
@@ -119,7 +119,7 @@ export function resumeJob(deps: ProvisioningDeps, input: StepInput): Promise<Ste
         async (context) => {
             if (context.row.state !== "running") {
                 const resumed = await context.update((row) => JobLife.resume.apply(row));
-                deps.log.info(transitionLine(input.jobKey, "parked", "running", `unparked; the ${context.row.stage ?? "copy"} stage runs again`));
+                deps.log.info(lineOf(JobLife.resume, input.jobKey, "parked", `unparked; the ${context.row.stage ?? "copy"} stage runs again`));
                 jobEvents.transition(deps.telemetry, resumed, deps.sites, { from: "parked", to: "running", reason: "unparked" });
             }
             if (IntakeStatus.isStalled(context.row.intakeStatus)) {

@@ -10,7 +10,7 @@ import {
     type Listing,
     type StoredJob,
 } from "../jobs/JobStore";
-import { JobLife, transitionLine } from "../jobs/jobLife";
+import { JobLife, lineOf } from "../jobs/jobLife";
 import { jobEvents } from "../telemetry/jobEvents";
 import { instanceIdFor } from "../jobs/instanceIds";
 import { LIVE_STATUSES, type OrchestrationState } from "../orchestration/Orchestrations";
@@ -182,7 +182,7 @@ async function reapSite(
                 // Given up (said once in an alert.failed line): no run sends it again.
                 if (row.parkAlertFailed) return;
                 if (parkAlertDue(deps, row, clock)) {
-                    alertRetries.owe(key, `park alert, try ${row.parkAlertAttempts + 1}: ${transitionLine(key, "running", "parked", row.parkReason ?? "parked")}`);
+                    alertRetries.owe(key, `park alert, try ${row.parkAlertAttempts + 1}: ${lineOf(JobLife.park, key, "running", row.parkReason ?? "parked")}`);
                 }
                 return;
             }
@@ -277,14 +277,14 @@ async function takeOver(
 
     let line: string;
     if (parking) {
-        line = transitionLine(key, row.state, "parked", reason);
+        line = lineOf(JobLife.parkAfterRecoveries, key, row.state, reason);
         jobEvents.parked(deps.telemetry, { ...row, attempt }, deps.sites, row.state, reason);
         // Ops first, whatever becomes of the intake row (it may be the very thing that is broken).
         alertRetries.owe(key, line, { first: true });
         if (site) await writeStall(deps, site, key, reason);
         else deps.log.error(`job ${key.pk}-${key.rk}: its intake sheet belongs to no site in SITES; no stall is written onto its intake row`);
     } else {
-        line = transitionLine(key, row.state, row.state, `recovery ${row.recoveries + 1}/${deps.config.MAX_RECOVERIES}: ${why}; ${instanceId} continues from the row`);
+        line = lineOf(JobLife.takeOver, key, row.state, `recovery ${row.recoveries + 1}/${deps.config.MAX_RECOVERIES}: ${why}; ${instanceId} continues from the row`);
         deps.log.warn(line);
         jobEvents.recovered(deps.telemetry, { ...row, attempt }, deps.sites, why);
     }

@@ -8,7 +8,7 @@ import {
     type InvalidJob,
     type Listing,
 } from "../jobs/JobStore";
-import { JobLife, transitionLine } from "../jobs/jobLife";
+import { JobLife, lineOf } from "../jobs/jobLife";
 import { jobEvents } from "../telemetry/jobEvents";
 import type { OrchestrationState, Orchestrations } from "../orchestration/Orchestrations";
 import type { ProvisioningDeps } from "../provisioning/ProvisioningDeps";
@@ -164,7 +164,7 @@ export async function reconcileSite(
                 if (error instanceof JobConcurrencyError || error instanceof JobStateConflictError) return;
                 throw error;
             }
-            const line = transitionLine(key, from, "done", `orchestration ${instanceId} completed; the row had missed it`);
+            const line = lineOf(JobLife.missedDone, key, from, `orchestration ${instanceId} completed; the row had missed it`);
             deps.log.warn(line);
             jobEvents.done(deps.telemetry, stored.row, deps.sites, from, deps.now());
             transitions.push(line);

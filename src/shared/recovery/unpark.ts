@@ -3,7 +3,7 @@ import { hasHiddenCharacters } from "../text/logText";
 import { problem, quoted, type ApiResponse } from "./jobsApi";
 import { currentInstanceId, formatJobKey, parseJobKey } from "../jobs/JobRow";
 import { JobConcurrencyError, JobStateConflictError } from "../jobs/JobStore";
-import { JobLife, transitionLine } from "../jobs/jobLife";
+import { JobLife, lineOf } from "../jobs/jobLife";
 import { jobEvents } from "../telemetry/jobEvents";
 import { instanceIdFor } from "../jobs/instanceIds";
 import { LIVE_STATUSES } from "../orchestration/Orchestrations";
@@ -155,7 +155,7 @@ export async function unparkJob(deps: RecoveryDeps, jobKeyText: string, bodyText
     }
     await startAttempt(deps.orchestrations, key, attempt);
     deps.log.info(
-        transitionLine(key, "parked", "running", `unparked by ${describeCaller(trail)}; ${instanceId} was ${status?.runtimeStatus ?? "gone"}, started ${next}`),
+        lineOf(JobLife.unparkToNewAttempt, key, "parked", `unparked by ${describeCaller(trail)}; ${instanceId} was ${status?.runtimeStatus ?? "gone"}, started ${next}`),
     );
     jobEvents.transition(deps.telemetry, { ...row, state: "running", attempt }, deps.sites, { from: "parked", to: "running", reason: "unparked" });
     return { status: 202, jsonBody: { jobKey, instanceId: next, action: "new attempt started", stage: row.stage } };
