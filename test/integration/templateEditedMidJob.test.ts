@@ -7,7 +7,7 @@ import { copyTemplateSheet, ensureProductFolder, verifyCopies } from "../../src/
 import { beginAttempt, enterStage } from "../../src/shared/provisioning/lifecycle";
 import { blueprintVersion } from "../../src/shared/provisioning/Blueprint";
 import { BlueprintStore } from "../../src/shared/provisioning/BlueprintStore";
-import { remapReferences } from "../../src/shared/provisioning/renameStage";
+import { remapReferences } from "../../src/shared/provisioning/remap/remapReferences";
 import { useProvisioningHarness, type Harness } from "../helpers/provisioningHarness";
 import { inspectProduct } from "../helpers/inspectProduct";
 import { approvedRequest, intakeSheet } from "../helpers/intakeSheet";

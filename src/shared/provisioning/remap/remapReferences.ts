@@ -1,8 +1,8 @@
-import { formatJobKey, type JobRow, type PlannedSummaryWrite, type RemapPlan } from "../jobs/JobRow";
-import { referenceName } from "../naming/productNames";
-import { AmbiguousWriteError, isSmartsheetError } from "../smartsheet/errors";
-import type { FolderChild, Sheet, SummaryField } from "../smartsheet/model";
-import type { NewCrossSheetReference, RowUpdate, SmartsheetPort, SummaryFieldUpdate } from "../smartsheet/SmartsheetPort";
+import { formatJobKey, type JobRow, type PlannedSummaryWrite, type RemapPlan } from "../../jobs/JobRow";
+import { referenceName } from "../../naming/productNames";
+import { AmbiguousWriteError, isSmartsheetError } from "../../smartsheet/errors";
+import type { FolderChild, Sheet, SummaryField } from "../../smartsheet/model";
+import type { NewCrossSheetReference, RowUpdate, SmartsheetPort, SummaryFieldUpdate } from "../../smartsheet/SmartsheetPort";
 import {
     analyseSheet,
     blueprintVersion,
@@ -16,14 +16,14 @@ import {
     type SheetRead,
     type TemplateReference,
     type TemplateSheet,
-} from "./Blueprint";
-import { analyseTemplate, listTemplateSheets } from "./blueprintSource";
-import type { StepInput, StepOutcome } from "./contracts";
-import { NeedsPersonError } from "./errors";
-import { formulasOf, referenceProblem, referenceProblems, rowsLineUp, type ReferenceProblem, type ReferenceTargets } from "./productReferences";
-import type { ProvisioningDeps } from "./ProvisioningDeps";
-import { runStep, type StepContext } from "./runStep";
-import { underClaim } from "./underClaim";
+} from "../Blueprint";
+import { analyseTemplate, listTemplateSheets } from "../blueprintSource";
+import type { StepInput, StepOutcome } from "../contracts";
+import { NeedsPersonError } from "../errors";
+import { formulasOf, referenceProblem, referenceProblems, rowsLineUp, type ReferenceProblem, type ReferenceTargets } from "../productReferences";
+import type { ProvisioningDeps } from "../ProvisioningDeps";
+import { runStep, type StepContext } from "../runStep";
+import { underClaim } from "../underClaim";
 
 /** Smartsheet's "The resource you tried to create already exists." */
 const ALREADY_EXISTS = 1129;
