@@ -5,7 +5,8 @@ import { beginAttempt, completeJob, enterStage, parkJob } from "../../src/shared
 import type { ProvisioningDeps } from "../../src/shared/provisioning/ProvisioningDeps";
 import { auditProduct } from "../../src/shared/provisioning/finalAudit";
 import { registerDocumentRegister } from "../../src/shared/provisioning/registerStage";
-import { remapReferences, stampSummary } from "../../src/shared/provisioning/remap/remapReferences";
+import { remapReferences } from "../../src/shared/provisioning/remap/remapReferences";
+import { stampSummary } from "../../src/shared/provisioning/remap/stampSummary";
 
 /** A step ended other than done: the outcome says how. */
 export class StepStoppedError extends Error {
