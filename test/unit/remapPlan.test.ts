@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Blueprint, SheetRead, TemplateSheet } from "../../src/shared/provisioning/Blueprint";
 import { NeedsPersonError } from "../../src/shared/provisioning/errors";
-import { planRemap, type RemapReads } from "../../src/shared/provisioning/remap/plan";
+import { planRemap } from "../../src/shared/provisioning/remap/plan";
 import { blueprintReads, copiesToRemap, problemsOfCopiesNotRead, referenceTargets } from "../../src/shared/provisioning/remap/sources";
 import type { Sheet, SummaryField } from "../../src/shared/smartsheet/model";
 
@@ -82,6 +82,7 @@ function registerSummary(rewritten = false): SummaryField[] {
 }
 
 const targets = referenceTargets(product, [], [schedule, register], []);
+type RemapReads = Parameters<typeof planRemap>[1];
 
 function reads(patch: Partial<RemapReads> = {}): RemapReads {
     return {

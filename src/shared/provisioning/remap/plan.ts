@@ -7,7 +7,7 @@ import { NeedsPersonError } from "../errors";
 import { formulasOf, referenceProblems, type ReferenceProblem, type ReferenceTargets } from "../productReferences";
 
 /** What a remap works from: the product's copies to remap and what was read of them, whichever source described them. */
-export interface RemapReads {
+interface RemapReads {
     /** Copies to remap, by the job's template sheet names. */
     holders: readonly TemplateSheet[];
     /** Copies read whole, with their references. */
@@ -44,7 +44,7 @@ export interface ProductRemap {
     summaryRequests: Record<string, PlannedSummaryWrite>;
 }
 
-export type PlannedRemap = { remap: ProductRemap } | { problems: ReferenceProblem[] };
+type PlannedRemap = { remap: ProductRemap } | { problems: ReferenceProblem[] };
 
 /**
  * Works out the product's references — columns matched by title, rows by row number — and what
