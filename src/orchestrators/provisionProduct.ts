@@ -38,7 +38,7 @@ type StageResult = StepOutcome;
 type ExtraInput<N extends StepName> = Omit<StepInputOf<N>, keyof StepInput>;
 type ExtraArgs<N extends StepName> = keyof ExtraInput<N> extends never ? [] : [ExtraInput<N>];
 
-const NEXT_STAGE: Record<Stage, Stage | undefined> = { copy: "rename", rename: "register", register: undefined };
+const NEXT_STAGE: Record<Stage, Stage | undefined> = { copy: "remap", remap: "register", register: undefined };
 
 /**
  * One product, from the job row to done: copy the template sheets into the product folder,
@@ -103,8 +103,9 @@ export function provisionProduct(policy: RetryPolicy): OrchestrationHandler {
             return { outcome: "permanent", reason: "Copies keep disappearing from the product folder; check who deletes them." };
         }
 
-        function* renameStage(): Generator<Task, StageResult, unknown> {
-            let outcome = yield* call("enterStage", { stage: "rename" });
+        function* remapStage(): Generator<Task, StageResult, unknown> {
+            // Histories recorded before #20 say `rename` here: a replay compares the activity's name, not its input.
+            let outcome = yield* call("enterStage", { stage: "remap" });
             if (outcome.outcome !== "done") return outcome;
             // Point the copies' cross-sheet references at each other instead of at the template.
             outcome = yield* call("remapReferences");
@@ -132,7 +133,7 @@ export function provisionProduct(policy: RetryPolicy): OrchestrationHandler {
 
         const stages: Record<Stage, () => Generator<Task, StageResult, unknown>> = {
             copy: copyStage,
-            rename: renameStage,
+            remap: remapStage,
             register: registerStage,
         };
 

@@ -5,7 +5,8 @@ import { beginAttempt, completeJob, enterStage, parkJob } from "../../src/shared
 import type { ProvisioningDeps } from "../../src/shared/provisioning/ProvisioningDeps";
 import { auditProduct } from "../../src/shared/provisioning/finalAudit";
 import { registerDocumentRegister } from "../../src/shared/provisioning/registerStage";
-import { remapReferences, stampSummary } from "../../src/shared/provisioning/renameStage";
+import { remapReferences } from "../../src/shared/provisioning/remap/remapReferences";
+import { stampSummary } from "../../src/shared/provisioning/remap/stampSummary";
 
 /** A step ended other than done: the outcome says how. */
 export class StepStoppedError extends Error {
@@ -63,7 +64,7 @@ export async function runSteps(deps: ProvisioningDeps, key: JobKey, options: { t
     await run(() => ensureProductFolder(deps, step));
     for (const template of begun.job.templates) await run(() => copyTemplateSheet(deps, { ...step, template }));
     await run(() => verifyCopies(deps, step));
-    await run(() => enterStage(deps, { ...step, stage: "rename" }));
+    await run(() => enterStage(deps, { ...step, stage: "remap" }));
     await run(() => remapReferences(deps, step));
     await run(() => stampSummary(deps, step));
     await run(() => enterStage(deps, { ...step, stage: "register" }));
@@ -101,7 +102,7 @@ export async function runStepsReplaying(deps: ProvisioningDeps, key: JobKey, his
     if (failed) throw failed.reason;
     const verified = await run("verifyCopies", () => verifyCopies(deps, step));
     if (verified.missing?.length) throw new Error(`copies missing after verification: ${verified.missing.join(", ")}`);
-    await run("enterStage:rename", () => enterStage(deps, { ...step, stage: "rename" }));
+    await run("enterStage:remap", () => enterStage(deps, { ...step, stage: "remap" }));
     await run("remapReferences", () => remapReferences(deps, step));
     await run("stampSummary", () => stampSummary(deps, step));
     await run("enterStage:register", () => enterStage(deps, { ...step, stage: "register" }));

@@ -116,6 +116,16 @@ describe("JobStore against Azurite", () => {
         expect((await store.listByState(pk, "done")).found.map((job) => job.row.intakeRowId)).toEqual([created.row.intakeRowId]);
     });
 
+    it("reads a row written while the remap stage was called rename at the remap stage, and writes it back so", async () => {
+        const { row } = await store.create(makeJobRow({ state: "parked", stage: "remap" }));
+        const key = { pk: row.intakeSheetId, rk: row.intakeRowId };
+        const table = createTableClient(connectionString, tableName);
+        await table.updateEntity({ partitionKey: key.pk, rowKey: key.rk, stage: "rename" }, "Merge");
+        expect((await store.get(key))?.row.stage).toBe("remap");
+        await store.update(key, (current) => ({ ...current, parkReason: "fixed by hand" }), { from: ["parked"] });
+        expect((await table.getEntity(key.pk, key.rk)).stage).toBe("remap");
+    });
+
     it("reports a corrupted row instead of guessing", async () => {
         const row = makeJobRow();
         const table = createTableClient(connectionString, tableName);

@@ -7,7 +7,7 @@ import { copyTemplateSheet, ensureProductFolder, verifyCopies } from "../../src/
 import { beginAttempt, enterStage } from "../../src/shared/provisioning/lifecycle";
 import { blueprintVersion } from "../../src/shared/provisioning/Blueprint";
 import { BlueprintStore } from "../../src/shared/provisioning/BlueprintStore";
-import { remapReferences } from "../../src/shared/provisioning/renameStage";
+import { remapReferences } from "../../src/shared/provisioning/remap/remapReferences";
 import { useProvisioningHarness, type Harness } from "../helpers/provisioningHarness";
 import { inspectProduct } from "../helpers/inspectProduct";
 import { approvedRequest, intakeSheet } from "../helpers/intakeSheet";
@@ -191,7 +191,7 @@ describe("a template edited after the sweep, before the copies", () => {
         await deps.smartsheet.addRows(specifications.id, [{ toTop: true, cells: [{ columnId: column(specifications, "Parameter"), value: "Inlet Diameter" }] }]);
         for (const template of (await deps.jobs.require(key)).row.templates) await copyTemplateSheet(deps, { ...step, template });
         await verifyCopies(deps, step);
-        await enterStage(deps, { ...step, stage: "rename" });
+        await enterStage(deps, { ...step, stage: "remap" });
 
         const outcome = await remapReferences(deps, step);
 
@@ -338,7 +338,7 @@ describe("a template sheet referring outside the template", () => {
         await ensureProductFolder(deps, step);
         for (const template of (await deps.jobs.require(key)).row.templates) await copyTemplateSheet(deps, { ...step, template });
         await verifyCopies(deps, step);
-        await enterStage(deps, { ...step, stage: "rename" });
+        await enterStage(deps, { ...step, stage: "remap" });
         // As the remap before #18.2 saw it: the Risk Register holds no reference into the template, so it was never looked at.
         const remapped = await remapReferences({ ...deps, blueprints: new BlueprintsBlindTo("Risk Register", table) }, step);
         expect(remapped.outcome).toBe("done");

@@ -16,7 +16,7 @@ const running = {
     intakeSheetId: "111",
     intakeRowId: "222",
     state: "running",
-    stage: "rename",
+    stage: "remap",
     attempt: 1,
     instanceId: "provision-111-222-a1",
     recoveries: 1,
@@ -56,22 +56,22 @@ describe("the job's life, in one place", () => {
 
     it("a parking forgets what the remap decided, so the stage reads afresh what a person fixed before it writes again", () => {
         const planned = { ...running, remapPlan: { blueprintVersion: "v1", summaries: { "Document Register": { updates: [{ id: 7, formula: "=1" }], stampsCode: false } } } };
-        expect(JobLife.park.apply(planned, { reason: "x", stage: "rename", now: NOW })!.remapPlan).toBeUndefined();
+        expect(JobLife.park.apply(planned, { reason: "x", stage: "remap", now: NOW })!.remapPlan).toBeUndefined();
         expect(JobLife.parkAfterRecoveries.apply(planned, { instanceId: "provision-111-222-a2", reason: "No progress", now: NOW }).remapPlan).toBeUndefined();
     });
 
     it("resumes a parked job with a fresh recovery budget, and leaves a running one alone", () => {
-        const parked = JobLife.park.apply(running, { reason: "x", stage: "rename", now: NOW })!;
+        const parked = JobLife.park.apply(running, { reason: "x", stage: "remap", now: NOW })!;
         expect(JobLife.resume.apply(parked)).toMatchObject({ state: "running", recoveries: 0, parkReason: undefined, parkedAt: undefined });
         expect(JobLife.resume.apply(running)).toBeUndefined();
     });
 
     it("a new parking, a resume and an unpark each forget the last parking's alert answer: a given-up or backed-off alert binds no later parking", () => {
         const failed = { parkAlertAttempts: 1, parkAlertRetryAt: NOW, parkAlertFailed: { status: 404, reason: "gone", tries: 1, at: NOW } };
-        const parked = { ...JobLife.park.apply(running, { reason: "x", stage: "rename", now: NOW })!, ...failed };
+        const parked = { ...JobLife.park.apply(running, { reason: "x", stage: "remap", now: NOW })!, ...failed };
         const trail = { by: "dana", at: NOW, parkReason: "x" };
         for (const next of [
-            JobLife.park.apply(parked, { reason: "another", stage: "rename", now: NOW })!,
+            JobLife.park.apply(parked, { reason: "another", stage: "remap", now: NOW })!,
             JobLife.resume.apply(parked)!,
             JobLife.unparkToNewAttempt.apply(parked, { trail, instanceId: "provision-111-222-a2", now: NOW }),
         ]) {
@@ -88,10 +88,10 @@ describe("the job's life, in one place", () => {
     });
 
     it("an unpark with nobody waiting starts the next attempt at the parked stage and keeps who asked", () => {
-        const parked = JobLife.park.apply(running, { reason: "x", stage: "rename", now: NOW })!;
+        const parked = JobLife.park.apply(running, { reason: "x", stage: "remap", now: NOW })!;
         const trail = { by: "dana", at: NOW, parkReason: "x" };
         const next = JobLife.unparkToNewAttempt.apply(parked, { trail, instanceId: "provision-111-222-a2", now: NOW });
-        expect(next).toMatchObject({ state: "running", stage: "rename", attempt: 2, recoveries: 0, unparks: [trail] });
+        expect(next).toMatchObject({ state: "running", stage: "remap", attempt: 2, recoveries: 0, unparks: [trail] });
     });
 
     it("only open jobs are taken over, only finished orchestrations' rows are reconciled to done", () => {

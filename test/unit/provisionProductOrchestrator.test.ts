@@ -1,7 +1,7 @@
 import type { OrchestrationContext } from "durable-functions";
 import { describe, expect, it } from "vitest";
 import { provisionProduct } from "../../src/orchestrators/provisionProduct";
-import type { JobView, ProvisionStatus, StepOutcome } from "../../src/shared/provisioning/contracts";
+import { EnterStageInput, ParkInput, type JobView, type ProvisionStatus, type StepOutcome } from "../../src/shared/provisioning/contracts";
 
 /**
  * The orchestrator driven without a host: a fake context hands out plain task records, and a
@@ -101,7 +101,7 @@ const HAPPY_PATH = [
 ];
 
 describe("the provisionProduct orchestration, driven without a host", () => {
-    it("runs copy, rename and register in order, copying every template at once, and ends done", () => {
+    it("runs copy, remap and register in order, copying every template at once, and ends done", () => {
         const { output, trace, last } = run();
         expect(trace).toEqual(HAPPY_PATH);
         expect(output).toEqual({ jobKey: "111-222", result: "done" });
@@ -235,7 +235,7 @@ describe("the provisionProduct orchestration, driven without a host", () => {
 
     it("a job the reaper parked waits for unpark before running its stage", () => {
         const { trace, output } = run({
-            job: { state: "parked", stage: "rename", parkReason: "No progress after 3 recoveries", parkedAt: "2026-12-01T11:00:00.000Z", copied: TEMPLATES },
+            job: { state: "parked", stage: "remap", parkReason: "No progress after 3 recoveries", parkedAt: "2026-12-01T11:00:00.000Z", copied: TEMPLATES },
             events: [{ parkedAt: "2026-12-01T11:00:00.000Z" }],
         });
         expect(trace.slice(0, 5)).toEqual(["beginAttempt", "wait for unpark", "resumeJob", "enterStage", "remapReferences"]);
@@ -277,7 +277,10 @@ describe("the provisionProduct orchestration, driven without a host", () => {
  * must be the next one recorded (same kind, name and input), and gets the recorded answer. A
  * history that runs out leaves the orchestration waiting there, as a live instance would.
  */
-function replay(history: ReadonlyArray<{ yields: Scheduled; answer: unknown }>) {
+function replay(
+    history: ReadonlyArray<{ yields: Scheduled; answer: unknown }>,
+    sameAction: (current: Scheduled, recorded: Scheduled) => void = (current, recorded) => expect(current).toEqual(recorded),
+) {
     const statuses: ProvisionStatus[] = [];
     const context = {
         log: () => undefined,
@@ -296,7 +299,7 @@ function replay(history: ReadonlyArray<{ yields: Scheduled; answer: unknown }>) 
     let next = orchestration.next();
     for (const recorded of history) {
         expect(next.done).toBe(false);
-        expect(next.value).toEqual(recorded.yields);
+        sameAction(next.value as Scheduled, recorded.yields);
         next = orchestration.next(recorded.answer);
     }
     return { waitingOn: next.done ? undefined : next.value, last: statuses.at(-1) };
@@ -347,5 +350,87 @@ describe("the copies the custom status shows (the DfMon Job tab's numbers)", () 
         ]);
         expect(waitingOn).toEqual({ kind: "all", tasks: SEVEN.slice(4).map((template) => activity("copyTemplateSheet", { template })) });
         expect(last).toMatchObject({ state: "running", sheetsDone: 4, sheetsTotal: 7 });
+    });
+});
+
+/**
+ * #20.2 named the second stage for what it does: `remap`, which was `rename` before. Orchestrations
+ * in flight across that deploy replay histories the old code recorded: Durable Functions checks that
+ * each replayed action is the activity the history names, in order — not its input — and hands the
+ * old code's recorded answers (a job at stage `rename`) to the new code.
+ */
+describe("across the deploy that named the remap stage (it was rename)", () => {
+    const step = { jobKey: { pk: "111", rk: "222" }, instanceId: "provision-111-222-a1" };
+    const activity = (name: string, extra: Record<string, unknown> = {}): Scheduled => ({ kind: "activity", name, input: { ...step, ...extra } });
+    /** A recorded answer as the old code's activities wrote it into the history. */
+    const oldDone = (patch: Record<string, unknown> = {}) => ({ outcome: "done", job: { ...view({ copied: TEMPLATES }), ...patch } });
+    /** As Durable Functions replays: the same kind of action and the same activity, in order; inputs are not compared. */
+    const byName = (current: Scheduled, recorded: Scheduled) => {
+        expect(current.kind).toBe(recorded.kind);
+        if (current.kind === "activity" && recorded.kind === "activity") expect(current.name).toBe(recorded.name);
+        else expect(current).toEqual(recorded);
+    };
+    const copyStage = [
+        { yields: activity("beginAttempt", { attempt: 1 }), answer: oldDone({ copied: [] }) },
+        { yields: activity("enterStage", { stage: "copy" }), answer: oldDone({ copied: [] }) },
+        { yields: activity("ensureProductFolder"), answer: oldDone({ copied: [] }) },
+        { yields: { kind: "all", tasks: TEMPLATES.map((template) => activity("copyTemplateSheet", { template })) } as Scheduled, answer: TEMPLATES.map(() => oldDone()) },
+        { yields: activity("verifyCopies"), answer: oldDone() },
+    ];
+    const REASON = 'The copies do not match: "IND-1042 - Approvals" refers to column "Due" of "IND-1042 - Schedule", which the copy does not have.';
+    const PARKED_AT = "2026-12-01T12:00:00.000Z";
+
+    it("replays a history recorded by the old code in the rename stage and goes on to register", () => {
+        const remapping = [
+            ...copyStage,
+            { yields: activity("enterStage", { stage: "rename" }), answer: oldDone({ stage: "rename" }) },
+            { yields: activity("remapReferences"), answer: oldDone({ stage: "rename" }) },
+        ];
+        const midStage = replay(remapping, byName);
+        expect(midStage.waitingOn).toEqual(activity("stampSummary"));
+        expect(midStage.last).toMatchObject({ state: "running", stage: "remap", sheetsDone: 3 });
+
+        const { waitingOn, last } = replay([...remapping, { yields: activity("stampSummary"), answer: oldDone({ stage: "rename" }) }], byName);
+        expect(waitingOn).toEqual(activity("enterStage", { stage: "register" }));
+        expect(last).toMatchObject({ state: "running", stage: "register", sheetsDone: 3 });
+    });
+
+    it("replays a job the old code parked in the rename stage, and once unparked runs the remap stage again", () => {
+        const parkedHistory = [
+            ...copyStage,
+            { yields: activity("enterStage", { stage: "rename" }), answer: oldDone({ stage: "rename" }) },
+            { yields: activity("remapReferences"), answer: { outcome: "permanent", reason: REASON } },
+            { yields: activity("parkJob", { reason: REASON, stage: "rename" }), answer: oldDone({ state: "parked", stage: "rename", parkReason: REASON, parkedAt: PARKED_AT }) },
+        ];
+        const parked = replay(parkedHistory, byName);
+        expect(parked.waitingOn).toEqual({ kind: "event", name: "unpark" });
+        expect(parked.last).toMatchObject({ state: "parked", stage: "remap", parkReason: REASON });
+
+        const resumed = replay(
+            [
+                ...parkedHistory,
+                { yields: { kind: "event", name: "unpark" }, answer: { parkedAt: PARKED_AT } },
+                { yields: activity("resumeJob"), answer: oldDone({ stage: "rename" }) },
+            ],
+            byName,
+        );
+        expect(resumed.waitingOn).toEqual(activity("enterStage", { stage: "remap" }));
+        expect(resumed.last).toMatchObject({ state: "running", stage: "remap" });
+    });
+
+    it("a new attempt of a job whose row still says rename runs the remap stage, not the copy stage", () => {
+        const { trace, output } = run({
+            job: { state: "parked", stage: "rename" as JobView["stage"], parkReason: "No progress after 3 recoveries", parkedAt: PARKED_AT, copied: TEMPLATES },
+            events: [{ parkedAt: PARKED_AT }],
+        });
+        expect(trace.slice(0, 5)).toEqual(["beginAttempt", "wait for unpark", "resumeJob", "enterStage", "remapReferences"]);
+        expect(trace).not.toContain("ensureProductFolder");
+        expect(output).toMatchObject({ result: "done" });
+    });
+
+    it("the activities the old code scheduled with stage rename still take their input, as the remap stage", () => {
+        expect(EnterStageInput.parse({ ...step, stage: "rename" }).stage).toBe("remap");
+        expect(ParkInput.parse({ ...step, reason: REASON, stage: "rename" }).stage).toBe("remap");
+        expect(() => EnterStageInput.parse({ ...step, stage: "renamed" })).toThrow();
     });
 });

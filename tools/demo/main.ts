@@ -146,7 +146,7 @@ function describe(job: JobSnapshot | undefined): { fraction: number; text: strin
         case "rejected":
             return { fraction: 0, text: red(`rejected: ${job.rejectReason}`) };
     }
-    if (job.stage === "rename") return { fraction: 0.75, text: `linking sheets (${job.remapped.length} remapped)` };
+    if (job.stage === "remap") return { fraction: 0.75, text: `linking sheets (${job.remapped.length} remapped)` };
     if (job.stage === "register") return { fraction: 0.92, text: "registering the Document Register" };
     return { fraction: 0.05 + (0.65 * copied) / total, text: `copying sheets ${copied}/${total}` };
 }

@@ -9,7 +9,13 @@ export const OPEN_STATES: readonly JobState[] = ["queued", "running"];
 /** Jobs kept in the active index: open ones and those waiting for a person. */
 export const ACTIVE_STATES: readonly JobState[] = ["queued", "running", "parked"];
 
-export const Stage = z.enum(["copy", "rename", "register"]);
+/**
+ * A job's stages, in order. `remap` was called `rename` before #20 (names are composed at copy; the
+ * stage remaps references): job rows written then, and the activity inputs and answers of
+ * orchestrations in flight across that deploy, say `rename`, and read as `remap`.
+ */
+export const STAGES = ["copy", "remap", "register"] as const;
+export const Stage = z.union([z.enum(STAGES), z.literal("rename").transform((): "remap" => "remap")]);
 export type Stage = z.infer<typeof Stage>;
 
 /** Stored as a string in the Table (ids exceed Int32), a number everywhere else. */

@@ -1,5 +1,5 @@
 import { intakeRowShows, IntakeStatus, writeIntakeStatus } from "../intakeRow/intakeStatus";
-import { formatJobKey, keyOf, Stage, type JobRow } from "../jobs/JobRow";
+import { formatJobKey, keyOf, STAGES, type JobRow } from "../jobs/JobRow";
 import { JobLife, lineOf } from "../jobs/jobLife";
 import type { BeginInput, EnterStageInput, ParkInput, StepInput, StepOutcome } from "./contracts";
 import { tellOpsOfParking } from "./parkAlert";
@@ -8,8 +8,6 @@ import { underClaim } from "./underClaim";
 import type { ProvisioningDeps } from "./ProvisioningDeps";
 import { runStep, type StepContext } from "./runStep";
 import { jobEvents } from "../telemetry/jobEvents";
-
-const STAGE_ORDER = Stage.options;
 
 /**
  * The first step of every attempt: queued (or running, when a recovery takes over) becomes
@@ -36,7 +34,7 @@ export function beginAttempt(deps: ProvisioningDeps, input: BeginInput): Promise
  */
 export function enterStage(deps: ProvisioningDeps, input: EnterStageInput): Promise<StepOutcome> {
     return runStep(deps, input, "enterStage", async (context) => {
-        await context.update((row) => (STAGE_ORDER.indexOf(row.stage ?? "copy") >= STAGE_ORDER.indexOf(input.stage) ? undefined : { ...row, stage: input.stage }));
+        await context.update((row) => (STAGES.indexOf(row.stage ?? "copy") >= STAGES.indexOf(input.stage) ? undefined : { ...row, stage: input.stage }));
     });
 }
 

@@ -5,7 +5,8 @@ import { auditProduct } from "./finalAudit";
 import { beginAttempt, completeJob, confirmStalled, enterStage, parkJob, resumeJob } from "./lifecycle";
 import type { ProvisioningDeps } from "./ProvisioningDeps";
 import { registerDocumentRegister } from "./registerStage";
-import { remapReferences, stampSummary } from "./renameStage";
+import { remapReferences } from "./remap/remapReferences";
+import { stampSummary } from "./remap/stampSummary";
 
 /**
  * Every provisioning step, by the activity name it is registered and called under. The
