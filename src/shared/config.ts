@@ -698,10 +698,11 @@ type TimingSettings = Pick<Config, keyof typeof TIMING_SETTINGS>;
 export interface Timing {
     /** From a write's claim to its last possible answer: rate-limit waits and re-sends, then the call timeout. */
     writeLifetimeMs: number;
-    /** How long a claim protects a write in flight, seen from another instance's clock. */
+    /** How long a claim protects a write in flight: the whole time one write can take, plus clock skew, seen from another instance's clock. */
     claimTtlMs: number;
     /** How long after its claim an unanswered write may still land in Smartsheet. */
     lateWriteHorizonMs: number;
+    /** After an ambiguous write: how long to wait before looking whether it happened. */
     settleMs: number;
     /** The largest clock difference between two instances (or between Smartsheet and us) allowed for. */
     clockSkewMs: number;
