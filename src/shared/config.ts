@@ -471,7 +471,11 @@ export interface SiteConfig {
 }
 
 /** Every setting, and the sites they describe: from SITES, or the one site of the single-site settings. */
-export type Config = Settings & { sites: SiteConfig[] };
+export type Config = Settings & {
+    sites: SiteConfig[];
+    /** Where the app's jobs API answers: WEBSITE_HOSTNAME as the platform sets it (alerts link a job and its unpark endpoint), never checked or logged. */
+    appHost?: string;
+};
 
 /**
  * What the code below the composition root may read: the settings every site shares. A site's
@@ -531,7 +535,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, host?: HostLimi
     if (host && timing.success) problems.push(...limitProblems(timing.data, host));
     const pacing = Settings.pick(PACING_SETTINGS).safeParse(input);
     if (pacing.success) problems.push(...pacingProblems(pacing.data));
-    if (parsed.success && sites && problems.length === 0) return { ...parsed.data, sites };
+    if (parsed.success && sites && problems.length === 0) return { ...parsed.data, sites, appHost: env.WEBSITE_HOSTNAME || undefined };
     const secrets = [env.SMARTSHEET_ACCESS_TOKEN, env.ALERT_WEBHOOK_SIGNING_SECRET, ...tokenSettingsNamedIn(input.SITES).map((name) => env[name])]
         .map((secret) => secret?.trim())
         .filter((secret): secret is string => Boolean(secret));
