@@ -11,13 +11,6 @@ export interface SmartsheetErrorDetails {
     cause?: string;
 }
 
-/** A serialisable description of a failed call, for activity results and job rows. */
-export interface SmartsheetFailure extends SmartsheetErrorDetails {
-    kind: SmartsheetFailureKind;
-    ambiguous: boolean;
-    message: string;
-}
-
 export abstract class SmartsheetError extends Error {
     abstract readonly kind: SmartsheetFailureKind;
     /** True when a write may have been carried out although the call failed. */
@@ -36,19 +29,6 @@ export abstract class SmartsheetError extends Error {
         this.errorCode = details.errorCode;
         this.refId = details.refId;
         this.causeCode = details.cause;
-    }
-
-    toFailure(): SmartsheetFailure {
-        return {
-            kind: this.kind,
-            ambiguous: this.ambiguous,
-            message: this.message,
-            operation: this.operation,
-            statusCode: this.statusCode,
-            errorCode: this.errorCode,
-            refId: this.refId,
-            cause: this.causeCode,
-        };
     }
 }
 
