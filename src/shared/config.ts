@@ -126,7 +126,7 @@ const SiteEntry = z.strictObject(
 );
 
 /** Where a site's token is kept: an app setting whose name starts so, and so names nothing else. */
-export const TOKEN_SETTING_PREFIX = "SMARTSHEET_TOKEN_";
+const TOKEN_SETTING_PREFIX = "SMARTSHEET_TOKEN_";
 
 /**
  * Settings that the Functions host, App Service and Azure SDKs read, by how their names begin: a
@@ -444,18 +444,18 @@ export const SETTINGS = {
     },
 } satisfies Record<string, Setting>;
 
-export type SettingName = keyof typeof SETTINGS;
+type SettingName = keyof typeof SETTINGS;
 
 /** The single-site settings: one site of their own, which SITES replaces. */
 const SINGLE_SITE_IDS = ["INTAKE_SHEET_ID", "TEMPLATE_FOLDER_ID", "PRODUCTS_FOLDER_ID", "FILING_INDEX_SHEET_ID"] as const;
 
 /** The name the single-site settings' site goes by. */
-export const DEFAULT_SITE_NAME = "default";
+const DEFAULT_SITE_NAME = "default";
 
 type SettingsShape = { [Name in SettingName]: (typeof SETTINGS)[Name]["schema"] };
 
-export const Settings = z.object(Object.fromEntries(Object.entries(SETTINGS).map(([name, setting]) => [name, setting.schema])) as SettingsShape);
-export type Settings = z.infer<typeof Settings>;
+const Settings = z.object(Object.fromEntries(Object.entries(SETTINGS).map(([name, setting]) => [name, setting.schema])) as SettingsShape);
+type Settings = z.infer<typeof Settings>;
 
 /** One customer's site, its token read from the setting SITES names (or SMARTSHEET_ACCESS_TOKEN for the single site). */
 export interface SiteConfig {
@@ -495,7 +495,7 @@ export class ConfigError extends Error {
     }
 }
 
-export interface HostLimits {
+interface HostLimits {
     /** The host's `functionTimeout` in ms; `undefined` when unlimited or not set. */
     functionTimeoutMs: number | undefined;
 }

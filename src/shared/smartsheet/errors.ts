@@ -1,7 +1,7 @@
 /** How a failed Smartsheet call should be treated by whoever made it. */
-export type SmartsheetFailureKind = "transient" | "permanent";
+type SmartsheetFailureKind = "transient" | "permanent";
 
-export interface SmartsheetErrorDetails {
+interface SmartsheetErrorDetails {
     operation: string;
     statusCode?: number;
     /** Smartsheet's own error code, e.g. 1041 (value too long) or 4003 (rate limit). */
