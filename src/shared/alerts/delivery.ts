@@ -16,7 +16,7 @@ export interface AlertRetryPolicy {
 export const ALERT_MAX_TRIES = 10;
 
 /**
- * 1 min doubling to 1 h, 10 tries (about 5 h in all). The first wait is at most a fifth of the
+ * 1 min doubling to 1 h, 10 tries (waits of about 4 h in all). The first wait is at most a fifth of the
  * reaper's window and the longest 60 times the first: on Azure, where STALE_AFTER_MINUTES must
  * outlast functionTimeout, that is always 1 min to 1 h; a test host with a window of seconds retries in seconds.
  */
