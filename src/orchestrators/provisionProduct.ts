@@ -26,7 +26,7 @@ function copiedSoFar(before: JobView, outcomes: readonly StepOutcome[]): number 
 }
 
 /** How transient step failures are retried; capped well below the reaper's window. */
-export interface RetryPolicy {
+interface RetryPolicy {
     firstRetryMs: number;
     maxAttempts: number;
     maxRetryMs: number;

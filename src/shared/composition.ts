@@ -111,7 +111,7 @@ function build(config: Config, env: NodeJS.ProcessEnv): Shared {
         sites: sitesFrom(config.sites, clientFor),
         listings: new SharedListings(() => Date.now()),
         alerts: config.ALERT_WEBHOOK_URL
-            ? new WebhookAlertChannel(config.ALERT_WEBHOOK_URL, { format: config.ALERT_WEBHOOK_FORMAT, signingSecret: config.ALERT_WEBHOOK_SIGNING_SECRET, appHost: env.WEBSITE_HOSTNAME })
+            ? new WebhookAlertChannel(config.ALERT_WEBHOOK_URL, { format: config.ALERT_WEBHOOK_FORMAT, signingSecret: config.ALERT_WEBHOOK_SIGNING_SECRET, appHost: config.appHost })
             : undefined,
         siteOutages: new SiteOutages(table, alertRetryPolicy(config.STALE_AFTER_MINUTES)),
         telemetry,

@@ -126,7 +126,7 @@ const SiteEntry = z.strictObject(
 );
 
 /** Where a site's token is kept: an app setting whose name starts so, and so names nothing else. */
-export const TOKEN_SETTING_PREFIX = "SMARTSHEET_TOKEN_";
+const TOKEN_SETTING_PREFIX = "SMARTSHEET_TOKEN_";
 
 /**
  * Settings that the Functions host, App Service and Azure SDKs read, by how their names begin: a
@@ -207,148 +207,255 @@ const SitesList = z
         }
     });
 
-/** Every setting Sheetwright reads, with its meaning; docs/configuration.md's table mirrors it (test/unit/docs.test.ts checks). */
-export const SETTINGS = {
-    SITES:
-        "JSON list of the customer sites this app serves, each {name, intakeSheetId, templateFolderId, productsFolderId, filingIndexSheetId, tokenSetting}; tokenSetting names the app setting holding that site's token (SMARTSHEET_TOKEN_<SITE>). Leave it out to serve one site from the four ids below",
-    SMARTSHEET_ACCESS_TOKEN: "Smartsheet API access token of the single site, or of each site in SITES whose tokenSetting names it (secret; never logged)",
-    SMARTSHEET_BASE_URL: "Smartsheet API base URL (EU, Gov or the local simulator)",
-    INTAKE_SHEET_ID: "single site: id of the intake sheet customers order products on (leave out with SITES)",
-    TEMPLATE_FOLDER_ID: "single site: id of the folder holding the seven template sheets (leave out with SITES)",
-    PRODUCTS_FOLDER_ID: "single site: id of the folder holding one folder per product line (leave out with SITES)",
-    FILING_INDEX_SHEET_ID: "single site: id of the Filing Index sheet (leave out with SITES)",
-    AzureWebJobsStorage: "storage connection string (Tables and Queues); or leave it out and use a managed identity with the settings below",
-    AzureWebJobsStorage__accountName: "storage account name, for a managed identity instead of a connection string",
-    AzureWebJobsStorage__blobServiceUri:
-        "Blob service URI, for a managed identity (instead of the account name); required with the queue and table URIs: the Functions host keeps its locks and timer state in blobs",
-    AzureWebJobsStorage__tableServiceUri: "Table service URI, for a managed identity (instead of the account name)",
-    AzureWebJobsStorage__queueServiceUri: "Queue service URI, for a managed identity (instead of the account name)",
-    AzureWebJobsStorage__credential: "`managedidentity` (any case) to use only the app's managed identity (else the default Azure credential chain)",
-    AzureWebJobsStorage__clientId: "client id of a user-assigned managed identity",
-    AzureWebJobsStorage__managedIdentityResourceId:
-        "resource id of a user-assigned managed identity (/subscriptions/…/userAssignedIdentities/<name>), instead of its client id",
-    JOBS_TABLE: "Azure Table holding one row per product job",
-    PROVISION_QUEUE: "queue carrying key-only provisioning messages",
-    TASK_HUB_NAME:
-        "Durable Functions task hub (host.json reads it); distinct per app and slot sharing one storage account, or their orchestrations mix",
-    INTAKE_SWEEP_SCHEDULE: "NCRONTAB schedule of the intake sweep (reads the rows changed since its cursor)",
-    INTAKE_FULL_SWEEP_SCHEDULE: "NCRONTAB schedule of the full intake sweep (reads every row; catches what the cursor missed)",
-    REAPER_SCHEDULE: "NCRONTAB schedule of the reaper",
-    WEBSITE_TIME_ZONE:
-        "time zone the NCRONTAB schedules run in (IANA id such as Europe/Berlin, or a Windows id such as W. Europe Standard Time); leave it out for UTC. Azure ignores it on Flex Consumption and Linux Consumption, where it is refused",
-    STALE_AFTER_MINUTES: "a job without progress for longer than this is taken over by the reaper",
-    MAX_RECOVERIES: "recoveries before a job is parked for a person",
-    SMARTSHEET_REQUESTS_PER_MINUTE:
-        "requests per rate-limit window per token (Smartsheet: 300 a minute), for every instance of the app together (they share one budget through the Jobs table)",
-    SMARTSHEET_BUDGET_LEASE_SIZE:
-        "most requests an instance takes from the shared budget in one storage write: larger costs fewer storage transactions, smaller shares more fairly",
-    SMARTSHEET_BUDGET_FALLBACK_INSTANCES:
-        "instances assumed to share the token while the storage account cannot be reached: each then paces itself to SMARTSHEET_REQUESTS_PER_MINUTE ÷ this",
-    SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS:
-        "the rolling window SMARTSHEET_REQUESTS_PER_MINUTE counts in: Smartsheet's minute; shorter only to compress time in a test or benchmark",
-    SMARTSHEET_CALL_TIMEOUT_SECONDS: "client-side timeout of one Smartsheet request",
-    SMARTSHEET_RATE_LIMIT_RETRY_SECONDS:
-        "longest one request waits for the rate limit (pacing and every 429 back-off) before it gives up unsent",
-    COPY_SETTLE_SECONDS: "wait after an ambiguous copy failure before listing the folder again",
-    LATE_WRITE_HORIZON_SECONDS:
-        "how long after it was claimed an unanswered write may still land in Smartsheet; a job with one is done only after a final audit once this has passed (default: the rate-limit retry time + the call timeout + the clock skew + 120 s)",
-    MAX_CLOCK_SKEW_SECONDS: "largest clock difference between two instances of the app that the timing checks allow for",
-    STEP_RETRY_FIRST_SECONDS: "first retry delay of a step that failed transiently (doubles each time)",
-    STEP_RETRY_MAX_SECONDS: "longest delay between two retries of a step",
-    STEP_RETRY_ATTEMPTS: "attempts of a step before its orchestration gives up (the reaper then recovers it)",
-    ALERT_WEBHOOK_URL:
-        "optional webhook POSTed for every alert ops must act on: a job parked (job.parked); a whole site failing a run (site.failed) and, when it sweeps again, recovering (site.recovered); an intake row whose status Smartsheet refused to write (intake.rowRefused); open or parked jobs on an intake sheet no site in SITES serves (jobs.orphaned)",
-    WEBSITE_AUTH_ENABLED:
-        "set by the platform (True) when App Service authentication is on; only then does unpark record the caller's X-MS-CLIENT-PRINCIPAL identity. Never set it by hand",
-    TELEMETRY_EXPORTER:
-        "where the app's events and metrics go (docs/telemetry.md): azure-monitor (Application Insights, through APPLICATIONINSIGHTS_CONNECTION_STRING and, with a managed identity, APPLICATIONINSIGHTS_AUTHENTICATION_STRING), console, or off; default azure-monitor when APPLICATIONINSIGHTS_CONNECTION_STRING is set, else off",
-    ALERT_WEBHOOK_FORMAT:
-        "how ALERT_WEBHOOK_URL's alerts are written: json (default: the app's own JSON), slack (a Slack incoming webhook: text and blocks) or teams (an Adaptive Card for a Teams workflow's \"When a Teams webhook request is received\")",
-    ALERT_WEBHOOK_SIGNING_SECRET:
-        "optional secret (at least 32 characters) that signs every alert: headers X-Sheetwright-Timestamp and X-Sheetwright-Signature = sha256=<hex HMAC-SHA256 of \"<timestamp>.<body>\">, see docs/alerts.md (secret; never logged)",
-} as const;
+/** How a setting may appear in the start-up log line: as it is, reduced to what is not secret, or only "(set)". */
+type ShownAs = "value" | "origin" | "storage" | "sites" | "set";
 
-export type SettingName = keyof typeof SETTINGS;
+/** One setting: its meaning (in every problem with it; docs/configuration.md's table says the same), how the log line shows it, its schema. */
+interface Setting {
+    meaning: string;
+    shown: ShownAs;
+    schema: z.ZodType;
+}
+
+/** ALERT_WEBHOOK_FORMAT's choices: the app's own JSON, a Slack incoming webhook, a Teams workflow. */
+export const ALERT_FORMATS = ["json", "slack", "teams"] as const;
+
+/** Every setting Sheetwright reads; docs/configuration.md's table mirrors it (test/unit/docs.test.ts checks). */
+export const SETTINGS = {
+    SITES: {
+        meaning:
+            "JSON list of the customer sites this app serves, each {name, intakeSheetId, templateFolderId, productsFolderId, filingIndexSheetId, tokenSetting}; tokenSetting names the app setting holding that site's token (SMARTSHEET_TOKEN_<SITE>). Leave it out to serve one site from the four ids below",
+        shown: "sites",
+        schema: SitesList.optional(),
+    },
+    SMARTSHEET_ACCESS_TOKEN: {
+        meaning: "Smartsheet API access token of the single site, or of each site in SITES whose tokenSetting names it (secret; never logged)",
+        shown: "set",
+        schema: z.string().trim().min(1).optional(),
+    },
+    SMARTSHEET_BASE_URL: {
+        meaning: "Smartsheet API base URL (EU, Gov or the local simulator)",
+        shown: "origin",
+        schema: httpsOrLoopbackUrl("https://api.smartsheet.com/2.0/")
+            .transform((url) => (url.endsWith("/") ? url : `${url}/`))
+            .default("https://api.smartsheet.com/2.0/"),
+    },
+    INTAKE_SHEET_ID: {
+        meaning: "single site: id of the intake sheet customers order products on (leave out with SITES)",
+        shown: "value",
+        schema: smartsheetId("the intake sheet").optional(),
+    },
+    TEMPLATE_FOLDER_ID: {
+        meaning: "single site: id of the folder holding the seven template sheets (leave out with SITES)",
+        shown: "value",
+        schema: smartsheetId("the template folder").optional(),
+    },
+    PRODUCTS_FOLDER_ID: {
+        meaning: "single site: id of the folder holding one folder per product line (leave out with SITES)",
+        shown: "value",
+        schema: smartsheetId("the products folder").optional(),
+    },
+    FILING_INDEX_SHEET_ID: {
+        meaning: "single site: id of the Filing Index sheet (leave out with SITES)",
+        shown: "value",
+        schema: smartsheetId("the Filing Index sheet").optional(),
+    },
+    AzureWebJobsStorage: {
+        meaning: "storage connection string (Tables and Queues); or leave it out and use a managed identity with the settings below",
+        shown: "storage",
+        schema: z.string().trim().min(1).optional(),
+    },
+    AzureWebJobsStorage__accountName: {
+        meaning: "storage account name, for a managed identity instead of a connection string",
+        shown: "value",
+        schema: z
+            .string()
+            .regex(/^[a-z0-9]{3,24}$/, "expected a storage account name: 3–24 lowercase letters and digits")
+            .optional(),
+    },
+    AzureWebJobsStorage__blobServiceUri: {
+        meaning:
+            "Blob service URI, for a managed identity (instead of the account name); required with the queue and table URIs: the Functions host keeps its locks and timer state in blobs",
+        shown: "origin",
+        schema: serviceUri("blob").optional(),
+    },
+    AzureWebJobsStorage__tableServiceUri: {
+        meaning: "Table service URI, for a managed identity (instead of the account name)",
+        shown: "origin",
+        schema: serviceUri("table").optional(),
+    },
+    AzureWebJobsStorage__queueServiceUri: {
+        meaning: "Queue service URI, for a managed identity (instead of the account name)",
+        shown: "origin",
+        schema: serviceUri("queue").optional(),
+    },
+    AzureWebJobsStorage__credential: {
+        meaning: "`managedidentity` (any case) to use only the app's managed identity (else the default Azure credential chain)",
+        shown: "value",
+        schema: managedIdentityCredential.optional(),
+    },
+    AzureWebJobsStorage__clientId: {
+        meaning: "client id of a user-assigned managed identity",
+        shown: "value",
+        schema: z.string().trim().min(1).optional(),
+    },
+    AzureWebJobsStorage__managedIdentityResourceId: {
+        meaning: "resource id of a user-assigned managed identity (/subscriptions/…/userAssignedIdentities/<name>), instead of its client id",
+        shown: "value",
+        schema: z
+            .string()
+            .trim()
+            .regex(
+                /^\/subscriptions\/[^/]+\/resourceGroups\/[^/]+\/providers\/Microsoft\.ManagedIdentity\/userAssignedIdentities\/[^/]+$/i,
+                "expected the resource id of a user-assigned identity: /subscriptions/<id>/resourceGroups/<group>/providers/Microsoft.ManagedIdentity/userAssignedIdentities/<name>",
+            )
+            .optional(),
+    },
+    JOBS_TABLE: { meaning: "Azure Table holding one row per product job", shown: "value", schema: tableName.default("SheetwrightJobs") },
+    PROVISION_QUEUE: { meaning: "queue carrying key-only provisioning messages", shown: "value", schema: queueName.default("provision-jobs") },
+    TASK_HUB_NAME: {
+        meaning: "Durable Functions task hub (host.json reads it); distinct per app and slot sharing one storage account, or their orchestrations mix",
+        shown: "value",
+        schema: z
+            .string({ error: "missing" })
+            .regex(/^[A-Za-z][A-Za-z0-9]{2,44}$/, "expected 3–45 letters and digits, starting with a letter (Durable Functions task hub rules)"),
+    },
+    INTAKE_SWEEP_SCHEDULE: {
+        meaning: "NCRONTAB schedule of the intake sweep (reads the rows changed since its cursor)",
+        shown: "value",
+        schema: ncrontab.default("0 0,30 8-18 * * 1-5"),
+    },
+    INTAKE_FULL_SWEEP_SCHEDULE: {
+        meaning: "NCRONTAB schedule of the full intake sweep (reads every row; catches what the cursor missed)",
+        shown: "value",
+        schema: ncrontab.default("0 30 2 * * *"),
+    },
+    REAPER_SCHEDULE: { meaning: "NCRONTAB schedule of the reaper", shown: "value", schema: ncrontab.default("0 */5 * * * *") },
+    WEBSITE_TIME_ZONE: {
+        meaning:
+            "time zone the NCRONTAB schedules run in (IANA id such as Europe/Berlin, or a Windows id such as W. Europe Standard Time); leave it out for UTC. Azure ignores it on Flex Consumption and Linux Consumption, where it is refused",
+        shown: "value",
+        schema: z
+            .string()
+            .trim()
+            .superRefine((value, context) => {
+                const zone = resolveTimeZone(value);
+                if (!zone.ok) context.addIssue({ code: "custom", message: zone.problem });
+            })
+            .optional(),
+    },
+    STALE_AFTER_MINUTES: {
+        meaning: "a job without progress for longer than this is taken over by the reaper",
+        shown: "value",
+        schema: z.coerce
+            .number({ error: "expected minutes, e.g. 15" })
+            .positive("expected minutes, e.g. 15")
+            .max(24 * 60, "expected at most 1440 minutes")
+            .default(15),
+    },
+    MAX_RECOVERIES: { meaning: "recoveries before a job is parked for a person", shown: "value", schema: wholeNumber(1, 100).default(3) },
+    SMARTSHEET_REQUESTS_PER_MINUTE: {
+        meaning:
+            "requests per rate-limit window per token (Smartsheet: 300 a minute), for every instance of the app together (they share one budget through the Jobs table)",
+        shown: "value",
+        schema: wholeNumber(1, 10_000).default(300),
+    },
+    SMARTSHEET_BUDGET_LEASE_SIZE: {
+        meaning: "most requests an instance takes from the shared budget in one storage write: larger costs fewer storage transactions, smaller shares more fairly",
+        shown: "value",
+        schema: wholeNumber(1, 1_000).default(5),
+    },
+    SMARTSHEET_BUDGET_FALLBACK_INSTANCES: {
+        meaning:
+            "instances assumed to share the token while the storage account cannot be reached: each then paces itself to SMARTSHEET_REQUESTS_PER_MINUTE ÷ this",
+        shown: "value",
+        schema: wholeNumber(1, 1_000).default(4),
+    },
+    SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS: {
+        meaning: "the rolling window SMARTSHEET_REQUESTS_PER_MINUTE counts in: Smartsheet's minute; shorter only to compress time in a test or benchmark",
+        shown: "value",
+        schema: seconds(1, 3600).default(60),
+    },
+    SMARTSHEET_CALL_TIMEOUT_SECONDS: { meaning: "client-side timeout of one Smartsheet request", shown: "value", schema: wholeNumber(1, 600).default(60) },
+    SMARTSHEET_RATE_LIMIT_RETRY_SECONDS: {
+        meaning: "longest one request waits for the rate limit (pacing and every 429 back-off) before it gives up unsent",
+        shown: "value",
+        schema: seconds(1, 3600).default(120),
+    },
+    COPY_SETTLE_SECONDS: {
+        meaning: "wait after an ambiguous copy failure before listing the folder again",
+        shown: "value",
+        schema: wholeNumber(0, 600).default(10),
+    },
+    LATE_WRITE_HORIZON_SECONDS: {
+        meaning:
+            "how long after it was claimed an unanswered write may still land in Smartsheet; a job with one is done only after a final audit once this has passed (default: the rate-limit retry time + the call timeout + the clock skew + 120 s)",
+        shown: "value",
+        schema: seconds(0.1, 24 * 3600).optional(),
+    },
+    MAX_CLOCK_SKEW_SECONDS: {
+        meaning: "largest clock difference between two instances of the app that the timing checks allow for",
+        shown: "value",
+        schema: seconds(0, 600).default(30),
+    },
+    STEP_RETRY_FIRST_SECONDS: {
+        meaning: "first retry delay of a step that failed transiently (doubles each time)",
+        shown: "value",
+        schema: wholeNumber(1, 600).default(5),
+    },
+    STEP_RETRY_MAX_SECONDS: { meaning: "longest delay between two retries of a step", shown: "value", schema: wholeNumber(1, 600).default(60) },
+    STEP_RETRY_ATTEMPTS: {
+        meaning: "attempts of a step before its orchestration gives up (the reaper then recovers it)",
+        shown: "value",
+        schema: wholeNumber(1, 20).default(5),
+    },
+    ALERT_WEBHOOK_URL: {
+        meaning:
+            "optional webhook POSTed for every alert ops must act on: a job parked (job.parked); a whole site failing a run (site.failed) and, when it sweeps again, recovering (site.recovered); an intake row whose status Smartsheet refused to write (intake.rowRefused); open or parked jobs on an intake sheet no site in SITES serves (jobs.orphaned)",
+        shown: "origin",
+        schema: httpsOrLoopbackUrl("https://hooks.example.com/sheetwright").optional(),
+    },
+    WEBSITE_AUTH_ENABLED: {
+        meaning:
+            "set by the platform (True) when App Service authentication is on; only then does unpark record the caller's X-MS-CLIENT-PRINCIPAL identity. Never set it by hand",
+        shown: "value",
+        schema: z.stringbool({ error: "expected True or False, as the platform sets it (or leave it out)" }).optional(),
+    },
+    TELEMETRY_EXPORTER: {
+        meaning:
+            "where the app's events and metrics go (docs/telemetry.md): azure-monitor (Application Insights, through APPLICATIONINSIGHTS_CONNECTION_STRING and, with a managed identity, APPLICATIONINSIGHTS_AUTHENTICATION_STRING), console, or off; default azure-monitor when APPLICATIONINSIGHTS_CONNECTION_STRING is set, else off",
+        shown: "value",
+        schema: TelemetryExporter.optional(),
+    },
+    ALERT_WEBHOOK_FORMAT: {
+        meaning:
+            "how ALERT_WEBHOOK_URL's alerts are written: json (default: the app's own JSON), slack (a Slack incoming webhook: text and blocks) or teams (an Adaptive Card for a Teams workflow's \"When a Teams webhook request is received\")",
+        shown: "value",
+        schema: z
+            .enum(ALERT_FORMATS, { message: `must be one of ${ALERT_FORMATS.join(", ")} (the webhook's kind: slack for a Slack incoming webhook, teams for a Teams workflow)` })
+            .default("json"),
+    },
+    ALERT_WEBHOOK_SIGNING_SECRET: {
+        meaning:
+            "optional secret (at least 32 characters) that signs every alert: headers X-Sheetwright-Timestamp and X-Sheetwright-Signature = sha256=<hex HMAC-SHA256 of \"<timestamp>.<body>\">, see docs/alerts.md (secret; never logged)",
+        shown: "set",
+        // The message never quotes the value: it is a secret.
+        schema: z.string().trim().min(32, { message: "must be at least 32 characters (generate one: openssl rand -hex 32)" }).optional(),
+    },
+} satisfies Record<string, Setting>;
+
+type SettingName = keyof typeof SETTINGS;
 
 /** The single-site settings: one site of their own, which SITES replaces. */
 const SINGLE_SITE_IDS = ["INTAKE_SHEET_ID", "TEMPLATE_FOLDER_ID", "PRODUCTS_FOLDER_ID", "FILING_INDEX_SHEET_ID"] as const;
 
 /** The name the single-site settings' site goes by. */
-export const DEFAULT_SITE_NAME = "default";
+const DEFAULT_SITE_NAME = "default";
 
-/** ALERT_WEBHOOK_FORMAT's choices: the app's own JSON, a Slack incoming webhook, a Teams workflow. */
-export const ALERT_FORMATS = ["json", "slack", "teams"] as const;
+type SettingsShape = { [Name in SettingName]: (typeof SETTINGS)[Name]["schema"] };
 
-export const Settings = z.object({
-    SITES: SitesList.optional(),
-    SMARTSHEET_ACCESS_TOKEN: z.string().trim().min(1).optional(),
-    SMARTSHEET_BASE_URL: httpsOrLoopbackUrl("https://api.smartsheet.com/2.0/")
-        .transform((url) => (url.endsWith("/") ? url : `${url}/`))
-        .default("https://api.smartsheet.com/2.0/"),
-    INTAKE_SHEET_ID: smartsheetId("the intake sheet").optional(),
-    TEMPLATE_FOLDER_ID: smartsheetId("the template folder").optional(),
-    PRODUCTS_FOLDER_ID: smartsheetId("the products folder").optional(),
-    FILING_INDEX_SHEET_ID: smartsheetId("the Filing Index sheet").optional(),
-    AzureWebJobsStorage: z.string().trim().min(1).optional(),
-    AzureWebJobsStorage__accountName: z
-        .string()
-        .regex(/^[a-z0-9]{3,24}$/, "expected a storage account name: 3–24 lowercase letters and digits")
-        .optional(),
-    AzureWebJobsStorage__blobServiceUri: serviceUri("blob").optional(),
-    AzureWebJobsStorage__tableServiceUri: serviceUri("table").optional(),
-    AzureWebJobsStorage__queueServiceUri: serviceUri("queue").optional(),
-    AzureWebJobsStorage__credential: managedIdentityCredential.optional(),
-    AzureWebJobsStorage__clientId: z.string().trim().min(1).optional(),
-    AzureWebJobsStorage__managedIdentityResourceId: z
-        .string()
-        .trim()
-        .regex(
-            /^\/subscriptions\/[^/]+\/resourceGroups\/[^/]+\/providers\/Microsoft\.ManagedIdentity\/userAssignedIdentities\/[^/]+$/i,
-            "expected the resource id of a user-assigned identity: /subscriptions/<id>/resourceGroups/<group>/providers/Microsoft.ManagedIdentity/userAssignedIdentities/<name>",
-        )
-        .optional(),
-    JOBS_TABLE: tableName.default("SheetwrightJobs"),
-    PROVISION_QUEUE: queueName.default("provision-jobs"),
-    TASK_HUB_NAME: z
-        .string({ error: "missing" })
-        .regex(/^[A-Za-z][A-Za-z0-9]{2,44}$/, "expected 3–45 letters and digits, starting with a letter (Durable Functions task hub rules)"),
-    INTAKE_SWEEP_SCHEDULE: ncrontab.default("0 0,30 8-18 * * 1-5"),
-    INTAKE_FULL_SWEEP_SCHEDULE: ncrontab.default("0 30 2 * * *"),
-    REAPER_SCHEDULE: ncrontab.default("0 */5 * * * *"),
-    WEBSITE_TIME_ZONE: z
-        .string()
-        .trim()
-        .superRefine((value, context) => {
-            const zone = resolveTimeZone(value);
-            if (!zone.ok) context.addIssue({ code: "custom", message: zone.problem });
-        })
-        .optional(),
-    STALE_AFTER_MINUTES: z.coerce
-        .number({ error: "expected minutes, e.g. 15" })
-        .positive("expected minutes, e.g. 15")
-        .max(24 * 60, "expected at most 1440 minutes")
-        .default(15),
-    MAX_RECOVERIES: wholeNumber(1, 100).default(3),
-    SMARTSHEET_REQUESTS_PER_MINUTE: wholeNumber(1, 10_000).default(300),
-    SMARTSHEET_BUDGET_LEASE_SIZE: wholeNumber(1, 1_000).default(5),
-    SMARTSHEET_BUDGET_FALLBACK_INSTANCES: wholeNumber(1, 1_000).default(4),
-    SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS: seconds(1, 3600).default(60),
-    SMARTSHEET_CALL_TIMEOUT_SECONDS: wholeNumber(1, 600).default(60),
-    SMARTSHEET_RATE_LIMIT_RETRY_SECONDS: seconds(1, 3600).default(120),
-    COPY_SETTLE_SECONDS: wholeNumber(0, 600).default(10),
-    LATE_WRITE_HORIZON_SECONDS: seconds(0.1, 24 * 3600).optional(),
-    MAX_CLOCK_SKEW_SECONDS: seconds(0, 600).default(30),
-    STEP_RETRY_FIRST_SECONDS: wholeNumber(1, 600).default(5),
-    STEP_RETRY_MAX_SECONDS: wholeNumber(1, 600).default(60),
-    STEP_RETRY_ATTEMPTS: wholeNumber(1, 20).default(5),
-    ALERT_WEBHOOK_URL: httpsOrLoopbackUrl("https://hooks.example.com/sheetwright").optional(),
-    WEBSITE_AUTH_ENABLED: z.stringbool({ error: "expected True or False, as the platform sets it (or leave it out)" }).optional(),
-    TELEMETRY_EXPORTER: TelemetryExporter.optional(),
-    ALERT_WEBHOOK_FORMAT: z.enum(ALERT_FORMATS, { message: `must be one of ${ALERT_FORMATS.join(", ")} (the webhook's kind: slack for a Slack incoming webhook, teams for a Teams workflow)` }).default("json"),
-    // The message never quotes the value: it is a secret.
-    ALERT_WEBHOOK_SIGNING_SECRET: z.string().trim().min(32, { message: "must be at least 32 characters (generate one: openssl rand -hex 32)" }).optional(),
-});
-export type Settings = z.infer<typeof Settings>;
+const Settings = z.object(Object.fromEntries(Object.entries(SETTINGS).map(([name, setting]) => [name, setting.schema])) as SettingsShape);
+type Settings = z.infer<typeof Settings>;
 
 /** One customer's site, its token read from the setting SITES names (or SMARTSHEET_ACCESS_TOKEN for the single site). */
 export interface SiteConfig {
@@ -364,7 +471,11 @@ export interface SiteConfig {
 }
 
 /** Every setting, and the sites they describe: from SITES, or the one site of the single-site settings. */
-export type Config = Settings & { sites: SiteConfig[] };
+export type Config = Settings & {
+    sites: SiteConfig[];
+    /** Where the app's jobs API answers: WEBSITE_HOSTNAME as the platform sets it (alerts link a job and its unpark endpoint), never checked or logged. */
+    appHost?: string;
+};
 
 /**
  * What the code below the composition root may read: the settings every site shares. A site's
@@ -384,7 +495,7 @@ export class ConfigError extends Error {
     }
 }
 
-export interface HostLimits {
+interface HostLimits {
     /** The host's `functionTimeout` in ms; `undefined` when unlimited or not set. */
     functionTimeoutMs: number | undefined;
 }
@@ -406,7 +517,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, host?: HostLimi
         : parsed.error.issues.map((issue) => {
               const name = String(issue.path[0] ?? "settings");
               // SITES' messages say what a site needs themselves; its meaning would only repeat it.
-              const meaning = name in SETTINGS && name !== "SITES" ? ` (${SETTINGS[name as SettingName]})` : "";
+              const meaning = name in SETTINGS && name !== "SITES" ? ` (${SETTINGS[name as SettingName].meaning})` : "";
               return `${pathText(issue.path)}: ${issue.message}${meaning}`;
           });
     const serviceUriGiven = ["blob", "queue", "table"].some((service) => input[`AzureWebJobsStorage__${service}ServiceUri`] !== undefined);
@@ -424,7 +535,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, host?: HostLimi
     if (host && timing.success) problems.push(...limitProblems(timing.data, host));
     const pacing = Settings.pick(PACING_SETTINGS).safeParse(input);
     if (pacing.success) problems.push(...pacingProblems(pacing.data));
-    if (parsed.success && sites && problems.length === 0) return { ...parsed.data, sites };
+    if (parsed.success && sites && problems.length === 0) return { ...parsed.data, sites, appHost: env.WEBSITE_HOSTNAME || undefined };
     const secrets = [env.SMARTSHEET_ACCESS_TOKEN, env.ALERT_WEBHOOK_SIGNING_SECRET, ...tokenSettingsNamedIn(input.SITES).map((name) => env[name])]
         .map((secret) => secret?.trim())
         .filter((secret): secret is string => Boolean(secret));
@@ -465,9 +576,9 @@ function sitesOf(input: Record<string, string>, settings: Settings | undefined, 
         return problems.length === 0 ? sites : undefined;
     }
     for (const name of SINGLE_SITE_IDS.filter((id) => input[id] === undefined)) {
-        problems.push(`${name}: missing (${SETTINGS[name]}); set it, or list every site in SITES`);
+        problems.push(`${name}: missing (${SETTINGS[name].meaning}); set it, or list every site in SITES`);
     }
-    if (input.SMARTSHEET_ACCESS_TOKEN === undefined) problems.push(`SMARTSHEET_ACCESS_TOKEN: missing (${SETTINGS.SMARTSHEET_ACCESS_TOKEN})`);
+    if (input.SMARTSHEET_ACCESS_TOKEN === undefined) problems.push(`SMARTSHEET_ACCESS_TOKEN: missing (${SETTINGS.SMARTSHEET_ACCESS_TOKEN.meaning})`);
     else if (isUnresolvedKeyVaultReference(input.SMARTSHEET_ACCESS_TOKEN.trim())) {
         problems.push(unresolvedKeyVaultProblem("SMARTSHEET_ACCESS_TOKEN", "the site"));
         return undefined;
@@ -591,10 +702,11 @@ type TimingSettings = Pick<Config, keyof typeof TIMING_SETTINGS>;
 export interface Timing {
     /** From a write's claim to its last possible answer: rate-limit waits and re-sends, then the call timeout. */
     writeLifetimeMs: number;
-    /** How long a claim protects a write in flight, seen from another instance's clock. */
+    /** How long a claim protects a write in flight: the whole time one write can take, plus clock skew, seen from another instance's clock. */
     claimTtlMs: number;
     /** How long after its claim an unanswered write may still land in Smartsheet. */
     lateWriteHorizonMs: number;
+    /** After an ambiguous write: how long to wait before looking whether it happened. */
     settleMs: number;
     /** The largest clock difference between two instances (or between Smartsheet and us) allowed for. */
     clockSkewMs: number;
@@ -687,51 +799,6 @@ function pacingProblems(config: Pick<Config, keyof typeof PACING_SETTINGS>): str
     ];
 }
 
-/** How each setting may appear in a log line: shown as it is, reduced to what is not secret, or only "(set)". */
-const SHOWN_AS: Record<SettingName, "value" | "origin" | "storage" | "sites" | "set"> = {
-    SITES: "sites",
-    SMARTSHEET_ACCESS_TOKEN: "set",
-    SMARTSHEET_BASE_URL: "origin",
-    INTAKE_SHEET_ID: "value",
-    TEMPLATE_FOLDER_ID: "value",
-    PRODUCTS_FOLDER_ID: "value",
-    FILING_INDEX_SHEET_ID: "value",
-    AzureWebJobsStorage: "storage",
-    AzureWebJobsStorage__accountName: "value",
-    AzureWebJobsStorage__blobServiceUri: "origin",
-    AzureWebJobsStorage__tableServiceUri: "origin",
-    AzureWebJobsStorage__queueServiceUri: "origin",
-    AzureWebJobsStorage__credential: "value",
-    AzureWebJobsStorage__clientId: "value",
-    AzureWebJobsStorage__managedIdentityResourceId: "value",
-    JOBS_TABLE: "value",
-    PROVISION_QUEUE: "value",
-    TASK_HUB_NAME: "value",
-    INTAKE_SWEEP_SCHEDULE: "value",
-    INTAKE_FULL_SWEEP_SCHEDULE: "value",
-    REAPER_SCHEDULE: "value",
-    WEBSITE_TIME_ZONE: "value",
-    STALE_AFTER_MINUTES: "value",
-    MAX_RECOVERIES: "value",
-    SMARTSHEET_REQUESTS_PER_MINUTE: "value",
-    SMARTSHEET_BUDGET_LEASE_SIZE: "value",
-    SMARTSHEET_BUDGET_FALLBACK_INSTANCES: "value",
-    SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS: "value",
-    SMARTSHEET_CALL_TIMEOUT_SECONDS: "value",
-    SMARTSHEET_RATE_LIMIT_RETRY_SECONDS: "value",
-    COPY_SETTLE_SECONDS: "value",
-    LATE_WRITE_HORIZON_SECONDS: "value",
-    MAX_CLOCK_SKEW_SECONDS: "value",
-    STEP_RETRY_FIRST_SECONDS: "value",
-    STEP_RETRY_MAX_SECONDS: "value",
-    STEP_RETRY_ATTEMPTS: "value",
-    ALERT_WEBHOOK_URL: "origin",
-    WEBSITE_AUTH_ENABLED: "value",
-    TELEMETRY_EXPORTER: "value",
-    ALERT_WEBHOOK_FORMAT: "value",
-    ALERT_WEBHOOK_SIGNING_SECRET: "set",
-};
-
 /** Connection-string keys whose values are not secret; every other key (AccountKey, SharedAccessSignature…) is withheld. */
 const PUBLIC_STORAGE_KEYS = new Set(["usedevelopmentstorage", "defaultendpointsprotocol", "accountname", "endpointsuffix"]);
 
@@ -743,12 +810,13 @@ const PUBLIC_STORAGE_KEYS = new Set(["usedevelopmentstorage", "defaultendpointsp
  */
 export function describeConfig(config: Config): Record<string, string | number | ShownSite[]> {
     const shown: Record<string, string | number | ShownSite[]> = {};
-    for (const [name, value] of Object.entries(config)) {
-        // The resolved sites carry their tokens: SITES shows what may be shown of them.
-        if (value === undefined || name === "sites") continue;
-        const as = SHOWN_AS[name as SettingName] ?? "set";
+    for (const [name, setting] of Object.entries(SETTINGS) as Array<[SettingName, Setting]>) {
+        const value = config[name];
+        if (value === undefined) continue;
+        const as = setting.shown;
         if (as === "value" && (typeof value === "number" || typeof value === "string")) shown[name] = value;
         else if (as === "value" && typeof value === "boolean") shown[name] = String(value);
+        // The resolved sites carry their tokens: SITES shows what may be shown of them.
         else if (as === "sites") shown[name] = config.sites.map(shownSite);
         else if (as === "origin") shown[name] = originOf(String(value));
         else if (as === "storage") shown[name] = describeStorage(String(value));

@@ -34,7 +34,7 @@ export function createQueueClient(connectionString: string, queueName: string): 
 }
 
 /** How the app reaches its storage account: a connection string, or an identity and the service URIs. */
-export type StorageAccess =
+type StorageAccess =
     | { kind: "connectionString"; connectionString: string }
     | { kind: "identity"; tableServiceUri: string; queueServiceUri: string; credential: TokenCredential };
 
@@ -58,7 +58,7 @@ export function storageAccessOf(config: Config): StorageAccess {
  * managedidentity only the app's managed identity (a user-assigned one by `__clientId` or by
  * `__managedIdentityResourceId`), otherwise the default Azure credential chain, told the same identity.
  */
-export function storageCredentialOf(
+function storageCredentialOf(
     config: Pick<Config, "AzureWebJobsStorage__credential" | "AzureWebJobsStorage__clientId" | "AzureWebJobsStorage__managedIdentityResourceId">,
 ): TokenCredential {
     const clientId = config.AzureWebJobsStorage__clientId;

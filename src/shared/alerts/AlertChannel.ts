@@ -29,7 +29,7 @@ export interface WebhookOptions {
 }
 
 /** How long one alert may take before it counts as unanswered (and is tried again later). */
-export const WEBHOOK_TIMEOUT_MS = 10_000;
+const WEBHOOK_TIMEOUT_MS = 10_000;
 
 /** POSTs each alert to one configured URL (a chat or incident webhook), in the configured format, signed when a secret is set. */
 export class WebhookAlertChannel implements AlertChannel {

@@ -7,7 +7,7 @@ import { storageErrorStatus } from "../storage";
 const OUTAGES = "site-outage";
 
 /** How long a run's claim to send an outage's alert holds: longer than one alert may take (its 10 s timeout). */
-export const OUTAGE_CLAIM_MS = 60_000;
+const OUTAGE_CLAIM_MS = 60_000;
 
 const Timestamp = z.iso.datetime();
 
@@ -31,7 +31,7 @@ const Outage = z.object({
     claimedAt: Timestamp.optional(),
     claimedBy: z.string().optional(),
 });
-export type Outage = z.infer<typeof Outage>;
+type Outage = z.infer<typeof Outage>;
 
 interface Stored {
     outage: Outage;
@@ -162,7 +162,7 @@ export class SiteOutages {
 }
 
 /** Runs of one kind share an outage: a full sweep's failure is the routine sweep's too; a reconciliation is one whatever its occasion. */
-export function runKindOf(run: string): string {
+function runKindOf(run: string): string {
     return run.replace(/^full /, "").replace(/ \(.*\)$/, "");
 }
 

@@ -13,7 +13,7 @@ export function alertBody(alert: Alert, format: AlertFormat, appHost: string | u
 }
 
 /** An alert as a chat tool shows it, every text in it already inert (customer text and all). */
-export interface ChatMessage {
+interface ChatMessage {
     title: string;
     summary: string;
     facts: Array<[label: string, value: string]>;
@@ -65,7 +65,7 @@ function siteFailureJson(alert: SiteFailureAlert): object {
 }
 
 /** What every alert says, for the chat formats: a title, one sentence of what to do, the facts. */
-export function chatMessage(alert: Alert, appHost: string | undefined): ChatMessage {
+function chatMessage(alert: Alert, appHost: string | undefined): ChatMessage {
     const fact = (label: string, value: string | number | undefined): Array<[string, string]> => (value === undefined ? [] : [[label, chatSafeText(String(value))]]);
     switch (alert.event) {
         case "job.parked": {
@@ -127,10 +127,10 @@ export function chatMessage(alert: Alert, appHost: string | undefined): ChatMess
 }
 
 /** Slack's limits on what its incoming webhooks take (Block Kit). */
-export const SLACK_LIMITS = { headerText: 150, sectionText: 3000, fieldText: 2000, fields: 10, blocks: 50, fallbackText: 3000 } as const;
+const SLACK_LIMITS = { headerText: 150, sectionText: 3000, fieldText: 2000, fields: 10, blocks: 50, fallbackText: 3000 } as const;
 
 /** Slack's control characters in text, as the entities Slack asks for (`&amp;`, `&lt;`, `&gt;`): nothing is parsed as a mention or a link. */
-export function slackEscaped(text: string): string {
+function slackEscaped(text: string): string {
     return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 }
 
@@ -159,7 +159,7 @@ function slackBody(message: ChatMessage): object {
  * `[x](y)`, a leading `- ` or `1. ` list) and the `{{DATE()}}` functions made plain characters.
  * Markup characters become their full-width twins, as `chatSafeText` does for chat tools.
  */
-export function cardText(text: string): string {
+function cardText(text: string): string {
     return text
         .replace(/[*_[\]`~#{}\\]/g, (character) => String.fromCodePoint(character.codePointAt(0)! + 0xfee0))
         .replace(/^(\s*)([-+]|\d+\.)(?=\s)/, (_, space: string, marker: string) => space + marker.replace(/[-+.]/g, (character) => String.fromCodePoint(character.codePointAt(0)! + 0xfee0)));

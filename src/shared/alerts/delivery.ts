@@ -16,7 +16,7 @@ export interface AlertRetryPolicy {
 export const ALERT_MAX_TRIES = 10;
 
 /**
- * 1 min doubling to 1 h, 10 tries (about 5 h in all). The first wait is at most a fifth of the
+ * 1 min doubling to 1 h, 10 tries (waits of about 4 h in all). The first wait is at most a fifth of the
  * reaper's window and the longest 60 times the first: on Azure, where STALE_AFTER_MINUTES must
  * outlast functionTimeout, that is always 1 min to 1 h; a test host with a window of seconds retries in seconds.
  */
@@ -68,7 +68,7 @@ export function alertFailureOf(error: unknown): AlertFailure {
 }
 
 /** Why an alert was given up, as stored where the alert is recorded. */
-export interface AlertGivenUp {
+interface AlertGivenUp {
     status?: number;
     reason: string;
     tries: number;
@@ -90,12 +90,12 @@ export function afterFailure(failure: AlertFailure, tries: number, now: Date, po
 }
 
 /** The wait after the `tries`-th failed try. */
-export function alertRetryDelayMs(tries: number, policy: AlertRetryPolicy): number {
+function alertRetryDelayMs(tries: number, policy: AlertRetryPolicy): number {
     return Math.min(policy.firstMs * 2 ** Math.max(0, tries - 1), policy.maxMs);
 }
 
 /** The attributes of the `alert.failed` event (the telemetry event's shape, logged as its line until telemetry emits it). */
-export interface AlertFailedEvent {
+interface AlertFailedEvent {
     event: "alert.failed";
     /** Which alert: `job.parked`, `jobs.orphaned`, `intake.rowRefused`, `site.failed`, `site.recovered`. */
     alert: string;
@@ -116,7 +116,7 @@ export function reportAlertGivenUp(deps: { log: Logger; telemetry?: Telemetry },
  * The one line that tells ops an alert was given up, logged once per alert (by the run that
  * recorded it): the event's attributes as JSON, after what to do about it.
  */
-export function alertFailedLine(event: Omit<AlertFailedEvent, "event">): string {
+function alertFailedLine(event: Omit<AlertFailedEvent, "event">): string {
     const payload: AlertFailedEvent = { event: "alert.failed", ...event };
     const answered = event.status === undefined ? "no answer" : `the webhook answered ${event.status}`;
     return (

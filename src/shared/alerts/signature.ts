@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto";
 
-export const TIMESTAMP_HEADER = "X-Sheetwright-Timestamp";
-export const SIGNATURE_HEADER = "X-Sheetwright-Signature";
+const TIMESTAMP_HEADER = "X-Sheetwright-Timestamp";
+const SIGNATURE_HEADER = "X-Sheetwright-Signature";
 
 /**
  * The headers that let a receiver check an alert came from this app and was not replayed:

@@ -45,7 +45,7 @@ import {
 } from "./sweepPlan";
 import { jobEvents } from "../telemetry/jobEvents";
 
-export { IntakeRequest, type SweepKind } from "./sweepPlan";
+export type { SweepKind } from "./sweepPlan";
 
 export interface SweepDeps extends ProvisioningDeps {
     orchestrations: Orchestrations;
@@ -55,7 +55,7 @@ export interface SweepDeps extends ProvisioningDeps {
     cursors: IntakeCursorStore;
 }
 
-export interface SweepReport {
+interface SweepReport {
     site: string;
     kind: SweepKind;
     /** The rows read were those modified since this instant; absent when the whole sheet was read. */
@@ -80,7 +80,7 @@ const ROW_IDS_PER_READ = 100;
 const ROWS_PER_UPDATE = 500;
 
 /** Every site's sweep: `sites` for those that swept, `failed` for those that could not (each logged and alerted). */
-export interface IntakeSweepRun {
+interface IntakeSweepRun {
     sites: SweepReport[];
     failed: SiteFailure[];
 }

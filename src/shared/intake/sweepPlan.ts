@@ -11,7 +11,7 @@ import type { CursorRead, IntakeCursor } from "./IntakeCursorStore";
 export type SweepKind = "routine" | "full";
 
 /** One intake row's request, as the customer typed it; parsing it is the validation. */
-export const IntakeRequest = z.object({
+const IntakeRequest = z.object({
     productCode: z
         .string()
         .trim()
@@ -34,7 +34,7 @@ export const IntakeRequest = z.object({
         ),
     productLine: z.string().trim().min(1, "Product Line is missing"),
 });
-export type IntakeRequest = z.infer<typeof IntakeRequest>;
+type IntakeRequest = z.infer<typeof IntakeRequest>;
 
 /** An intake row's cells, trimmed. */
 export interface IntakeRow {
@@ -137,7 +137,7 @@ export function refusalBackoffMs(refusals: number): number {
 }
 
 /** Whether the job's intake row refused a status and its back-off has not ended at `now`. */
-export function backingOff(job: JobRow | undefined, now: Date): boolean {
+function backingOff(job: JobRow | undefined, now: Date): boolean {
     return job?.intakeStatusRetryAt !== undefined && Date.parse(job.intakeStatusRetryAt) > now.getTime();
 }
 
@@ -171,7 +171,7 @@ export type SweepAction =
     | { type: "advanceCursor"; intakeSheetId: number; cursor: IntakeCursor };
 
 /** A row this sweep did something for (a job written, or a status); `ifLanded` when that depends on a job write. */
-export interface WorkedRow {
+interface WorkedRow {
     rowId: number;
     ifLanded?: string;
 }

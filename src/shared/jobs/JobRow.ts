@@ -87,7 +87,7 @@ export const RemapPlan = z.object({
 });
 export type RemapPlan = z.infer<typeof RemapPlan>;
 
-export const RemovedDuplicate = z.object({ sheetId: Id, name: z.string(), removedAt: Timestamp });
+const RemovedDuplicate = z.object({ sheetId: Id, name: z.string(), removedAt: Timestamp });
 
 /** Something the final audit removed: made by a write that landed late, and recorded nowhere on the row. */
 export const LateWriteKind = z.enum(["folder", "sheet", "filingRow"]);
@@ -102,7 +102,7 @@ export const LateWriteRemoval = z.object({
 export type LateWriteRemoval = z.infer<typeof LateWriteRemoval>;
 
 /** An alert given up: the webhook's status (when it answered), why, after how many tries, when. */
-export const AlertGivenUp = z.object({ status: z.number().int().optional(), reason: z.string(), tries: z.number().int().min(1), at: Timestamp });
+const AlertGivenUp = z.object({ status: z.number().int().optional(), reason: z.string(), tries: z.number().int().min(1), at: Timestamp });
 
 export const JobRow = z.object({
     /** PartitionKey. */

@@ -80,11 +80,11 @@ export interface Listing<T> {
 }
 
 /** One page of a listing, and the table's token for the next one (absent: this was the last). */
-export interface JobPage extends Listing<StoredJob> {
+interface JobPage extends Listing<StoredJob> {
     continuation?: string;
 }
 
-export interface WriteOptions {
+interface WriteOptions {
     /** States the row must be in for the write to happen (checked against the ETag-guarded read). */
     from: readonly JobState[];
 }

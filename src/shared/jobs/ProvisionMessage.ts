@@ -2,8 +2,8 @@ import { z } from "zod";
 import { JobKeyParts, type JobKey } from "./JobRow";
 
 /** The provisioning queue's message: keys only, everything else lives in the job row. */
-export const ProvisionMessage = z.strictObject({ v: z.literal(1), jobKey: JobKeyParts });
-export type ProvisionMessage = z.infer<typeof ProvisionMessage>;
+const ProvisionMessage = z.strictObject({ v: z.literal(1), jobKey: JobKeyParts });
+type ProvisionMessage = z.infer<typeof ProvisionMessage>;
 
 export function provisionMessage(jobKey: JobKey): string {
     return JSON.stringify({ v: 1, jobKey: { pk: jobKey.pk, rk: jobKey.rk } } satisfies ProvisionMessage);

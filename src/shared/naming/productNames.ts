@@ -18,7 +18,7 @@ export class NameDoesNotFitError extends Error {
  * Names of everything Sheetwright creates for one product. Pure and deterministic: a recovery
  * run composes exactly the names the first run did, which is what adoption by name relies on.
  */
-export interface ProductNames {
+interface ProductNames {
     folder: string;
     /** Template sheet name → the product's sheet name. */
     sheets: Record<string, string>;

@@ -1,6 +1,6 @@
 import type * as df from "durable-functions";
 
-export type RuntimeStatus =
+type RuntimeStatus =
     | "Running"
     | "Pending"
     | "Suspended"

@@ -13,7 +13,7 @@ export interface StarterDeps {
     poison(raw: string, reason: string): Promise<void>;
 }
 
-export type StartResult = "started" | "already-running" | "nothing-to-do" | "poisoned";
+type StartResult = "started" | "already-running" | "nothing-to-do" | "poisoned";
 
 /**
  * Starts the job's orchestration unless an instance for its current attempt exists. Safe to

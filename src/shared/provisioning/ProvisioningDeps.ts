@@ -1,6 +1,6 @@
 import type { AlertChannel } from "../alerts/AlertChannel";
 import type { SiteOutages } from "../alerts/SiteOutages";
-import type { AppWideSettings } from "../config";
+import type { AppWideSettings, Timing } from "../config";
 import type { JobStore } from "../jobs/JobStore";
 import type { Logger } from "../logger";
 import type { Sites } from "../sites/Sites";
@@ -28,16 +28,8 @@ export interface ProvisioningDeps {
     listings: SharedListings;
     /** A fresh id for each execution of an activity. */
     newRunId(): string;
-    timing: {
-        /** After an ambiguous write: how long to wait before looking whether it happened. */
-        settleMs: number;
-        /** How long a claim protects a write in flight: the whole time one write can take, plus clock skew. */
-        claimTtlMs: number;
+    timing: Omit<Timing, "writeLifetimeMs"> & {
         /** How often a run waiting for another run's claim looks at the row again. */
         claimPollMs: number;
-        /** How long after its claim an unanswered write may still land in Smartsheet. */
-        lateWriteHorizonMs: number;
-        /** The largest clock difference (between instances, or Smartsheet and us) allowed for. */
-        clockSkewMs: number;
     };
 }

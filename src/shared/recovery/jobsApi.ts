@@ -26,7 +26,7 @@ export function problem(status: number, message: string, extra: object = {}): Ap
     return { status, jsonBody: { error: message, ...extra } };
 }
 
-export function present(row: JobRow, sites: Sites) {
+function present(row: JobRow, sites: Sites) {
     return { jobKey: formatJobKey({ pk: row.intakeSheetId, rk: row.intakeRowId }), site: sites.ofIntakeSheet(row.intakeSheetId)?.name, ...row };
 }
 
@@ -81,7 +81,7 @@ function decodeCursor(text: string): Cursor | undefined {
     }
 }
 
-export interface ListQuery {
+interface ListQuery {
     state: string | null;
     site?: string | null;
     pageSize?: string | null;

@@ -22,7 +22,7 @@ import { ParkAlertRetries, type ParkAlertRetryReport } from "./parkAlertRetries"
 import { orphanedText, tellOpsOfOrphanedJobs, type OrphanedIntakeSheet } from "./orphanedJobs";
 import { eachJobAlone, orphanedIndexes, failedJobsText, failedSitesText, reconcileSite, type FailedJob, type RecoveryDeps } from "./reconcile";
 
-export interface ReaperReport {
+interface ReaperReport {
     active: number;
     stale: number;
     /** Of the stale ones, those left alone because their work waits in a queue behind others. */

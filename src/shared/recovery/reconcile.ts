@@ -20,7 +20,7 @@ export interface RecoveryDeps extends ProvisioningDeps {
 }
 
 /** One site's reconciliation, as the reaper uses it. */
-export interface SiteReconcileReport {
+interface SiteReconcileReport {
     checked: number;
     transitions: string[];
     /** Row keys of the jobs this run moved to done. */
@@ -40,7 +40,7 @@ export interface FailedJob {
 }
 
 /** Every site's reconciliation. */
-export interface ReconcileReport {
+interface ReconcileReport {
     checked: number;
     transitions: string[];
     invalid: InvalidJob[];

@@ -19,7 +19,7 @@ const plainText = (max: number) =>
         .refine((text) => !hasHiddenCharacters(text), "must not hold control or invisible formatting characters");
 
 /** Optional body of `POST /api/jobs/{jobKey}/unpark`: kept on the job row as the audit trail. */
-export const UnparkRequest = z.strictObject({
+const UnparkRequest = z.strictObject({
     by: plainText(100).pipe(z.string().min(1)).optional(),
     note: plainText(500).optional(),
 });
@@ -30,7 +30,7 @@ export const UnparkRequest = z.strictObject({
  * Easy Auth removes these headers from what a client sends and sets its own, so they are only
  * believed when the platform says it is on (`WEBSITE_AUTH_ENABLED`); otherwise anyone can send them.
  */
-export interface CallerHeaders {
+interface CallerHeaders {
     principalName?: string | null;
     principalIdp?: string | null;
     principal?: string | null;
@@ -47,7 +47,7 @@ const IdentityName = plainText(200).pipe(z.string().min(1));
 const NAME_CLAIMS = ["name", "preferred_username", "email", "upn", "http://schemas.xmlsoap.org/ws/2005/05/identity/claims/name"];
 
 /** Who the platform says is calling, or `undefined` when it says nothing (or is not there to say it). */
-export function platformIdentity(headers: CallerHeaders, easyAuthEnabled: boolean): { name: string; provider: string } | undefined {
+function platformIdentity(headers: CallerHeaders, easyAuthEnabled: boolean): { name: string; provider: string } | undefined {
     if (!easyAuthEnabled) return undefined;
     const principal = decodePrincipal(headers.principal);
     const claimed = principal ? [principal.name_typ, ...NAME_CLAIMS].map((typ) => principal.claims.find((claim) => claim.typ === typ)?.val) : [];

@@ -33,7 +33,7 @@ const MONTH: FieldSpec = {
 };
 const DAY_OF_WEEK: FieldSpec = { name: "DayOfWeek", min: 0, max: 6, names: ["SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"] };
 
-export interface CronFields {
+interface CronFields {
     seconds: Set<number>;
     minutes: Set<number>;
     hours: Set<number>;

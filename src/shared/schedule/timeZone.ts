@@ -4,7 +4,7 @@
  * map to the IANA zone Unicode CLDR gives their territory "001", so that Node (which knows only
  * IANA zones) can compute the same wall clock.
  */
-export const WINDOWS_TO_IANA: Readonly<Record<string, string>> = {
+const WINDOWS_TO_IANA: Readonly<Record<string, string>> = {
     UTC: "Etc/UTC",
     "GMT Standard Time": "Europe/London",
     "Greenwich Standard Time": "Atlantic/Reykjavik",

@@ -14,7 +14,7 @@ export interface SiteFailure {
     reason: string;
 }
 
-export interface EachSiteDeps {
+interface EachSiteDeps {
     sites: Sites;
     log: Logger;
     alerts?: AlertChannel;
@@ -24,7 +24,7 @@ export interface EachSiteDeps {
     now(): Date;
 }
 
-export interface EachSiteOptions {
+interface EachSiteOptions {
     /** A success of this pass ends no outage (the reaper's listing: only its reaping says the site is well again). */
     endsNoOutage?: boolean;
 }

@@ -80,7 +80,6 @@ interface SdkClient {
     };
     sheets: Record<
         | "copySheet"
-        | "updateSheet"
         | "getSheet"
         | "deleteSheet"
         | "deleteRows"
@@ -167,13 +166,6 @@ export class SdkSmartsheet implements SmartsheetPort {
                 queryParameters: request.include.length > 0 ? { include: request.include.join(",") } : undefined,
                 ...retry,
             }),
-        );
-        return answer.result;
-    }
-
-    async renameSheet(sheetId: number, name: string) {
-        const answer = await this.call("updateSheet", true, writeResult(SheetRef), (retry) =>
-            this.sdk.sheets.updateSheet({ sheetId, body: { name }, ...retry }),
         );
         return answer.result;
     }

@@ -122,7 +122,7 @@ export interface SharedTokenBudgetOptions {
 }
 
 /** Counters since the budget was made (and per log line, since the last line). */
-export interface BudgetStats {
+interface BudgetStats {
     leases: number;
     leased: number;
     used: number;
@@ -152,7 +152,7 @@ export function sliceBudget(slice: number, limit: number, sharers = 1): number {
 const LEGACY_SLICES_PER_WINDOW = 20;
 
 /** Whether the row's slices are ours: written by an instance that cuts a window into as many slices as this one. */
-export function sameSlicing(row: BudgetRow): boolean {
+function sameSlicing(row: BudgetRow): boolean {
     return (row.slicesPerWindow ?? LEGACY_SLICES_PER_WINDOW) === SLICES_PER_WINDOW;
 }
 

@@ -111,7 +111,6 @@ export interface SmartsheetPort {
     createFolder(parentFolderId: number, name: string): Promise<FolderRef>;
     /** Not idempotent: Smartsheet has no idempotency key for copies. */
     copySheet(sheetId: number, request: CopySheetRequest): Promise<SheetRef>;
-    renameSheet(sheetId: number, name: string): Promise<SheetRef>;
     getSheet(sheetId: number, options?: GetSheetOptions): Promise<SheetRead>;
     createCrossSheetReference(sheetId: number, reference: NewCrossSheetReference): Promise<CrossSheetReference>;
     getSummaryFields(sheetId: number): Promise<SummaryField[]>;

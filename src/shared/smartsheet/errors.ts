@@ -1,7 +1,7 @@
 /** How a failed Smartsheet call should be treated by whoever made it. */
-export type SmartsheetFailureKind = "transient" | "permanent";
+type SmartsheetFailureKind = "transient" | "permanent";
 
-export interface SmartsheetErrorDetails {
+interface SmartsheetErrorDetails {
     operation: string;
     statusCode?: number;
     /** Smartsheet's own error code, e.g. 1041 (value too long) or 4003 (rate limit). */
@@ -9,13 +9,6 @@ export interface SmartsheetErrorDetails {
     refId?: string;
     /** Network-level cause (timeout, ECONNRESET…) when no HTTP answer arrived. */
     cause?: string;
-}
-
-/** A serialisable description of a failed call, for activity results and job rows. */
-export interface SmartsheetFailure extends SmartsheetErrorDetails {
-    kind: SmartsheetFailureKind;
-    ambiguous: boolean;
-    message: string;
 }
 
 export abstract class SmartsheetError extends Error {
@@ -36,19 +29,6 @@ export abstract class SmartsheetError extends Error {
         this.errorCode = details.errorCode;
         this.refId = details.refId;
         this.causeCode = details.cause;
-    }
-
-    toFailure(): SmartsheetFailure {
-        return {
-            kind: this.kind,
-            ambiguous: this.ambiguous,
-            message: this.message,
-            operation: this.operation,
-            statusCode: this.statusCode,
-            errorCode: this.errorCode,
-            refId: this.refId,
-            cause: this.causeCode,
-        };
     }
 }
 

@@ -1,8 +1,8 @@
 import { z } from "zod";
 
 /** Smartsheet ids are JSON numbers; real ones have 16 digits and stay within safe integers. */
-export const SmartsheetId = z.number().int().positive().refine(Number.isSafeInteger, "id beyond 2^53");
-export type SmartsheetId = z.infer<typeof SmartsheetId>;
+const SmartsheetId = z.number().int().positive().refine(Number.isSafeInteger, "id beyond 2^53");
+type SmartsheetId = z.infer<typeof SmartsheetId>;
 
 export const FolderChild = z.object({
     id: SmartsheetId,
@@ -43,13 +43,13 @@ export type Column = z.infer<typeof Column>;
 
 const CellValue = z.union([z.string(), z.number(), z.boolean()]);
 
-export const Cell = z.object({
+const Cell = z.object({
     columnId: SmartsheetId,
     value: CellValue.optional(),
     displayValue: z.string().optional(),
     formula: z.string().optional(),
 });
-export type Cell = z.infer<typeof Cell>;
+type Cell = z.infer<typeof Cell>;
 
 export const Row = z.object({
     id: SmartsheetId,
@@ -108,7 +108,7 @@ export function writeResult<T extends z.ZodType>(result: T) {
 export const WriteAck = z.object({ message: z.string(), resultCode: z.number() });
 
 /** One row a bulk write with `allowPartialSuccess=true` refused: where it was in the request, and Smartsheet's error. */
-export const FailedItem = z.object({
+const FailedItem = z.object({
     index: z.number().int().nonnegative(),
     rowId: SmartsheetId.nullable().optional(),
     error: z.object({ errorCode: z.number().optional(), message: z.string().default(""), refId: z.string().optional() }),

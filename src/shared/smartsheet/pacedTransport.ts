@@ -30,7 +30,7 @@ interface RequestOptions {
 }
 
 /** The axios-shaped object the Smartsheet SDK's requestor sends every request through. */
-export interface SdkTransport {
+interface SdkTransport {
     get(url: string, options: RequestOptions): Promise<TransportResponse>;
     delete(url: string, options: RequestOptions): Promise<TransportResponse>;
     post(url: string, body: unknown, options: RequestOptions): Promise<TransportResponse>;

@@ -9,7 +9,7 @@ export interface StorageTime {
 }
 
 /** How this instance's clock stands against the storage service's: add `offsetMs` to it to read the storage clock. */
-export interface ClockOffset {
+interface ClockOffset {
     offsetMs: number;
     /** The estimate is this close at worst: half the narrowest bound it was drawn from. */
     uncertaintyMs: number;

@@ -68,7 +68,7 @@ export const DimensionNames = [
     "about",
     "tries",
 ] as const;
-export type DimensionName = (typeof DimensionNames)[number];
+type DimensionName = (typeof DimensionNames)[number];
 export type Dimensions = Partial<Record<DimensionName, string | number | undefined>>;
 
 /** Where the app's events and metrics go (`startTelemetry` picks the exporter from TELEMETRY_EXPORTER). */

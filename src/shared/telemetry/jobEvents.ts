@@ -1,7 +1,7 @@
 import type { Dimensions, Telemetry } from "./Telemetry";
 
 /** What a job's records are told of the job: the fields of its row that become dimensions. */
-export interface JobFacts {
+interface JobFacts {
     intakeSheetId: string;
     intakeRowId: string;
     state: string;
@@ -12,12 +12,12 @@ export interface JobFacts {
 }
 
 /** The sites, as far as a job's records need them: the name of the site an intake sheet belongs to. */
-export interface SiteNames {
+interface SiteNames {
     ofIntakeSheet(intakeSheetId: string): { name: string } | undefined;
 }
 
 /** The dimensions every record of a job carries; `state` is the state it is in after the record's event. */
-export function jobDimensions(job: JobFacts, sites?: SiteNames): Dimensions {
+function jobDimensions(job: JobFacts, sites?: SiteNames): Dimensions {
     return {
         jobKey: `${job.intakeSheetId}-${job.intakeRowId}`,
         site: sites?.ofIntakeSheet(job.intakeSheetId)?.name,

@@ -8,14 +8,14 @@ export const TelemetryExporter = z.enum(["azure-monitor", "console", "off"], {
 export type TelemetryExporter = z.infer<typeof TelemetryExporter>;
 
 /** The settings telemetry reads: TELEMETRY_EXPORTER, and the two Application Insights settings as the platform sets them. */
-export interface TelemetrySettings {
+interface TelemetrySettings {
     TELEMETRY_EXPORTER?: TelemetryExporter;
     APPLICATIONINSIGHTS_CONNECTION_STRING?: string;
     APPLICATIONINSIGHTS_AUTHENTICATION_STRING?: string;
 }
 
 /** Where telemetry goes, decided from the settings. */
-export type TelemetryPlan =
+type TelemetryPlan =
     | { exporter: "off" }
     | { exporter: "console" }
     /** `managedIdentity`: the exporter signs in with it (no key in the connection string is used); its client id for a user-assigned one. */
