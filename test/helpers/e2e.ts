@@ -1,16 +1,15 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
+import { freePort, HOST_MAIN } from "@sheetwright/functions-host";
 import { afterEach, inject } from "vitest";
 import { JobStore } from "../../src/shared/jobs/JobStore";
 import { createQueueClient, createTableClient } from "../../src/shared/storage";
-import { freePort } from "../../tools/azurite/startAzurite";
 import type { RunningSimulator, SimulatorOptions } from "../../tools/smartsheet-sim";
 import { appSettingsFor } from "../../tools/stack/appSettings";
 import { startTestSimulator } from "../sim/simTestKit";
 import { uniqueName } from "./names";
 
 const APP_DIR = path.resolve(__dirname, "..", "..");
-const HOST_MAIN = path.join(APP_DIR, "dist", "tools", "functions-host", "main.js");
 export const FUNCTION_KEY = "e2e-function-key";
 /** A schedule that does not come round during a test: timers are fired by hand. */
 const NEVER = "0 0 0 1 1 *";

@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
+import { HOST_MAIN } from "@sheetwright/functions-host";
 
 /** The repository root: the compiled app (package.json "main") and the local host live under it. */
 export const APP_DIR = path.resolve(__dirname, "..", "..", "..");
-const HOST_MAIN = path.join(APP_DIR, "dist", "tools", "functions-host", "main.js");
 const START_TIMEOUT_MS = 60_000;
 const KEPT_LOG_LINES = 2_000;
 

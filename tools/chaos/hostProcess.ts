@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
+import { HOST_MAIN } from "@sheetwright/functions-host";
 import { sweepLineKind, type SweepingHost } from "./owedStatusSweep";
 
 /** The repository root: the compiled app (package.json "main") and the local host live under it. */
 export const APP_DIR = path.resolve(__dirname, "..", "..", "..");
-const HOST_MAIN = path.join(APP_DIR, "dist", "tools", "functions-host", "main.js");
 const CLOCK_SKEW_PRELOAD = path.join(APP_DIR, "dist", "tools", "chaos", "clockSkew.js");
 const START_TIMEOUT_MS = 30_000;
 const KEPT_LOG_LINES = 400;
