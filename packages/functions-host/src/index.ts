@@ -6,3 +6,5 @@ export { startAzurite, freePort, restartablePort, azuriteConnectionString, DEV_A
 
 /** The host's command line (the bin `functions-host`), for running it as a child process: `node <HOST_MAIN> --app <dir> --port <port>`. */
 export const HOST_MAIN: string = path.join(__dirname, "main.js");
+export { parseSchedule, type Schedule } from "./schedule/ncrontab";
+export { formatTimeSpan, parseTimeSpan } from "./schedule/timeSpan";

@@ -1,165 +1,183 @@
 import { parseTimeSpan } from "./timeSpan";
-import { fromWallClock, resolveTimeZone, toWallClock } from "./timeZone";
+import { instantToWall, resolveTimeZone, wallToInstant } from "./timeZone";
 
 /**
- * NCRONTAB schedules as the Functions timer trigger reads them: six fields
- * `{second} {minute} {hour} {day} {month} {day-of-week}` (five-field expressions without
- * seconds are also accepted, as NCrontab does), each a `*`, a value, a range `a-b`, a list
- * `a,b`, and an optional step `/n`; month names JAN–DEC and day names SUN–SAT.
- * Like NCrontab, day-of-month and day-of-week must BOTH match (not the Vixie-cron "or").
- * A TimeSpan schedule ("00:00:30") means a fixed interval, as the host allows. The app validates
- * its schedules with this parser; the local Functions host runs its timers on it.
+ * Timer schedules as the Functions host reads them (NCrontab, with seconds): six fields
+ * `{second} {minute} {hour} {day} {month} {day-of-week}` (five without seconds also parse, with
+ * second 0), each a comma list of `*`, `v` or `a-b`, optionally `/step` (`v/step` runs from v to
+ * the field's end); months JAN–DEC and days SUN–SAT by name, in any case. A day matches only when
+ * day-of-month AND day-of-week both match (NCrontab's rule, not Vixie cron's "or"). A TimeSpan
+ * ("00:05:00") is a fixed interval. The host's own code, independent of the app's checks.
  */
 export type Schedule =
     | { kind: "cron"; expression: string; next(after: Date): Date }
     | { kind: "interval"; expression: string; intervalMs: number; next(after: Date): Date };
 
-interface FieldSpec {
-    name: string;
-    min: number;
-    max: number;
-    names?: string[];
+interface Field {
+    label: string;
+    low: number;
+    high: number;
+    /** Names for low, low+1, …. */
+    names?: readonly string[];
 }
 
-const SECOND: FieldSpec = { name: "Second", min: 0, max: 59 };
-const MINUTE: FieldSpec = { name: "Minute", min: 0, max: 59 };
-const HOUR: FieldSpec = { name: "Hour", min: 0, max: 23 };
-const DAY: FieldSpec = { name: "Day", min: 1, max: 31 };
-const MONTH: FieldSpec = {
-    name: "Month",
-    min: 1,
-    max: 12,
-    names: ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"],
-};
-const DAY_OF_WEEK: FieldSpec = { name: "DayOfWeek", min: 0, max: 6, names: ["SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"] };
+const FIELDS: readonly Field[] = [
+    { label: "Second", low: 0, high: 59 },
+    { label: "Minute", low: 0, high: 59 },
+    { label: "Hour", low: 0, high: 23 },
+    { label: "Day", low: 1, high: 31 },
+    { label: "Month", low: 1, high: 12, names: ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"] },
+    { label: "DayOfWeek", low: 0, high: 6, names: ["SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"] },
+];
 
-export interface CronFields {
-    seconds: Set<number>;
-    minutes: Set<number>;
-    hours: Set<number>;
-    days: Set<number>;
-    months: Set<number>;
-    daysOfWeek: Set<number>;
+/** Per field, a table of which values match (index = value). */
+type Matches = readonly boolean[];
+
+interface Cron {
+    second: Matches;
+    minute: Matches;
+    hour: Matches;
+    day: Matches;
+    month: Matches;
+    weekday: Matches;
 }
 
 export function parseSchedule(expression: string, timeZone?: string): Schedule {
-    const trimmed = expression.trim();
-    if (/^\d+(\.\d+)?:\d{1,2}(:\d{1,2})?/.test(trimmed) && !/\s/.test(trimmed)) {
-        const intervalMs = parseTimeSpan(trimmed);
+    const text = expression.trim();
+    if (!/\s/.test(text) && text.includes(":")) {
+        const intervalMs = parseTimeSpan(text);
         if (intervalMs === undefined || intervalMs <= 0) throw new Error(`'${expression}' is not a valid timer schedule: a TimeSpan schedule must be positive, like "00:05:00".`);
-        return { kind: "interval", expression: trimmed, intervalMs, next: (after) => new Date(after.getTime() + intervalMs) };
+        return { kind: "interval", expression: text, intervalMs, next: (after) => new Date(after.getTime() + intervalMs) };
     }
-    const fields = parseCron(trimmed);
-    const zone = timeZone === undefined || timeZone.trim() === "" ? undefined : resolveTimeZone(timeZone);
-    if (zone && !zone.ok) throw new Error(`WEBSITE_TIME_ZONE: ${zone.problem}.`);
-    const iana = zone?.iana;
-    return {
-        kind: "cron",
-        expression: trimmed,
-        next: (after) => (iana ? nextInTimeZone(fields, after, iana) : nextUtc(fields, after)),
-    };
-}
-
-export function parseCron(expression: string): CronFields {
-    const parts = expression.trim().split(/\s+/);
-    if (parts.length === 5) parts.unshift("0");
-    if (parts.length !== 6) {
-        throw new Error(`'${expression}' is not a valid NCRONTAB expression: expected 6 fields "{second} {minute} {hour} {day} {month} {day-of-week}", got ${parts.length}.`);
+    const cron = compile(text, expression);
+    let zone: string | undefined;
+    if (timeZone !== undefined && timeZone.trim() !== "") {
+        const resolved = resolveTimeZone(timeZone);
+        if (!resolved.ok) throw new Error(`WEBSITE_TIME_ZONE: ${resolved.problem}.`);
+        zone = resolved.iana;
     }
-    const [s, m, h, d, mo, dow] = parts as [string, string, string, string, string, string];
-    return {
-        seconds: parseField(s, SECOND, expression),
-        minutes: parseField(m, MINUTE, expression),
-        hours: parseField(h, HOUR, expression),
-        days: parseField(d, DAY, expression),
-        months: parseField(mo, MONTH, expression),
-        daysOfWeek: parseField(dow, DAY_OF_WEEK, expression),
-    };
+    return { kind: "cron", expression: text, next: (after) => (zone === undefined ? new Date(nextMatch(cron, after.getTime())) : new Date(nextInZone(cron, after.getTime(), zone))) };
 }
 
-function parseField(text: string, spec: FieldSpec, expression: string): Set<number> {
-    const values = new Set<number>();
-    const fail = (why: string): never => {
-        throw new Error(`'${expression}' is not a valid NCRONTAB expression: ${spec.name} field '${text}' ${why}.`);
-    };
-    for (const item of text.split(",")) {
-        if (item === "") fail("has an empty list item");
-        const [rangePart, stepPart, extra] = item.split("/");
-        if (extra !== undefined) fail("has more than one '/'");
-        let step = 1;
-        if (stepPart !== undefined) {
-            if (!/^\d+$/.test(stepPart) || Number(stepPart) === 0) fail(`has an invalid step '${stepPart}'`);
-            step = Number(stepPart);
-        }
-        let from: number;
-        let to: number;
-        if (rangePart === "*") {
-            from = spec.min;
-            to = spec.max;
-        } else {
-            const bounds = (rangePart ?? "").split("-");
-            if (bounds.length > 2) fail("has an invalid range");
-            from = parseValue(bounds[0] ?? "", spec, fail);
-            to = bounds.length === 2 ? parseValue(bounds[1] ?? "", spec, fail) : stepPart !== undefined ? spec.max : from;
-            if (to < from) fail(`has a range that ends (${to}) before it starts (${from})`);
-        }
-        for (let v = from; v <= to; v += step) values.add(v);
+function compile(text: string, expression: string): Cron {
+    const tokens = text.split(/\s+/).filter((token) => token !== "");
+    if (tokens.length === 5) tokens.unshift("0");
+    if (tokens.length !== 6) {
+        throw new Error(`'${expression}' is not a valid NCRONTAB expression: expected 6 fields "{second} {minute} {hour} {day} {month} {day-of-week}", got ${tokens.length}.`);
     }
-    return values;
+    const [second, minute, hour, day, month, weekday] = tokens.map((token, index) => matches(token, FIELDS[index]!, expression)) as [Matches, Matches, Matches, Matches, Matches, Matches];
+    return { second, minute, hour, day, month, weekday };
 }
 
-function parseValue(text: string, spec: FieldSpec, fail: (why: string) => never): number {
-    const named = spec.names?.indexOf(text.toUpperCase()) ?? -1;
-    if (named >= 0) return spec.names === MONTH.names ? named + 1 : named;
-    if (!/^\d+$/.test(text)) return fail(`has an invalid value '${text}'`);
-    const value = Number(text);
-    if (value < spec.min || value > spec.max) return fail(`is out of range: ${value} is outside ${spec.min}-${spec.max}`);
-    return value;
+function matches(token: string, field: Field, expression: string): Matches {
+    const table: boolean[] = new Array<boolean>(field.high + 1).fill(false);
+    const invalid = (why: string): never => {
+        throw new Error(`'${expression}' is not a valid NCRONTAB expression: ${field.label} field '${token}' ${why}.`);
+    };
+    const value = (text: string): number => {
+        const byName = field.names?.findIndex((name) => name === text.toUpperCase()) ?? -1;
+        if (byName >= 0) return field.low + byName;
+        if (!/^[0-9]+$/.test(text)) return invalid(`has an invalid value '${text}'`);
+        const number = Number.parseInt(text, 10);
+        if (number < field.low || number > field.high) return invalid(`is out of range: ${number} is outside ${field.low}-${field.high}`);
+        return number;
+    };
+    for (const item of token.split(",")) {
+        if (item === "") invalid("has an empty list item");
+        const slash = item.split("/");
+        if (slash.length > 2) invalid("has more than one '/'");
+        const [range, stepText] = slash as [string, string | undefined];
+        const step = stepText === undefined ? 1 : /^[0-9]+$/.test(stepText) && Number(stepText) > 0 ? Number(stepText) : invalid(`has an invalid step '${stepText}'`);
+        let first = field.low;
+        let last = field.high;
+        if (range !== "*") {
+            const ends = range.split("-");
+            if (ends.length > 2) invalid("has an invalid range");
+            first = value(ends[0]!);
+            last = ends.length === 2 ? value(ends[1]!) : stepText === undefined ? first : field.high;
+            if (last < first) invalid(`has a range that ends (${last}) before it starts (${first})`);
+        }
+        for (let v = first; v <= last; v += step) table[v] = true;
+    }
+    return table;
 }
 
-/** The first time strictly after `after` (whole seconds, UTC) that matches. */
-export function nextUtc(fields: CronFields, after: Date): Date {
-    const t = new Date(Math.floor(after.getTime() / 1000) * 1000 + 1000);
-    const limit = after.getTime() + 5 * 366 * 86_400_000;
-    while (t.getTime() <= limit) {
-        if (!fields.months.has(t.getUTCMonth() + 1)) {
-            t.setUTCMonth(t.getUTCMonth() + 1, 1);
-            t.setUTCHours(0, 0, 0, 0);
+/** The first value >= `from` that matches, or undefined. */
+function firstFrom(table: Matches, from: number): number | undefined {
+    for (let v = from; v < table.length; v++) if (table[v]) return v;
+    return undefined;
+}
+
+const SEARCH_YEARS = 5;
+
+/** The first whole second strictly after `afterMs` (a UTC instant, or a wall clock read as UTC) that matches. */
+function nextMatch(cron: Cron, afterMs: number): number {
+    const start = new Date(Math.floor(afterMs / 1000) * 1000 + 1000);
+    let year = start.getUTCFullYear();
+    let month = start.getUTCMonth() + 1;
+    let day = start.getUTCDate();
+    let hour = start.getUTCHours();
+    let minute = start.getUTCMinutes();
+    let second = start.getUTCSeconds();
+    const lastYear = year + SEARCH_YEARS;
+    const nextDay = () => {
+        const following = new Date(Date.UTC(year, month - 1, day + 1));
+        [year, month, day, hour, minute, second] = [following.getUTCFullYear(), following.getUTCMonth() + 1, following.getUTCDate(), 0, 0, 0];
+    };
+    while (year <= lastYear) {
+        const m = firstFrom(cron.month, month);
+        if (m === undefined) {
+            [year, month, day, hour, minute, second] = [year + 1, 1, 1, 0, 0, 0];
             continue;
         }
-        if (!fields.days.has(t.getUTCDate()) || !fields.daysOfWeek.has(t.getUTCDay())) {
-            t.setUTCDate(t.getUTCDate() + 1);
-            t.setUTCHours(0, 0, 0, 0);
+        if (m !== month) [month, day, hour, minute, second] = [m, 1, 0, 0, 0];
+        const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
+        if (day > daysInMonth) {
+            [year, month, day, hour, minute, second] = month === 12 ? [year + 1, 1, 1, 0, 0, 0] : [year, month + 1, 1, 0, 0, 0];
             continue;
         }
-        if (!fields.hours.has(t.getUTCHours())) {
-            t.setUTCHours(t.getUTCHours() + 1, 0, 0, 0);
+        const weekday = new Date(Date.UTC(year, month - 1, day)).getUTCDay();
+        if (!cron.day[day] || !cron.weekday[weekday]) {
+            nextDay();
             continue;
         }
-        if (!fields.minutes.has(t.getUTCMinutes())) {
-            t.setUTCMinutes(t.getUTCMinutes() + 1, 0, 0);
+        const h = firstFrom(cron.hour, hour);
+        if (h === undefined) {
+            nextDay();
             continue;
         }
-        if (!fields.seconds.has(t.getUTCSeconds())) {
-            t.setUTCSeconds(t.getUTCSeconds() + 1, 0);
+        if (h !== hour) [hour, minute, second] = [h, 0, 0];
+        const mi = firstFrom(cron.minute, minute);
+        if (mi === undefined) {
+            [hour, minute, second] = [hour + 1, 0, 0];
+            if (hour > 23) nextDay();
             continue;
         }
-        return t;
+        if (mi !== minute) [minute, second] = [mi, 0];
+        const s = firstFrom(cron.second, second);
+        if (s === undefined) {
+            [minute, second] = [minute + 1, 0];
+            if (minute > 59) [hour, minute] = [hour + 1, 0];
+            if (hour > 23) nextDay();
+            continue;
+        }
+        return Date.UTC(year, month - 1, day, hour, minute, s);
     }
     throw new Error("The NCRONTAB expression has no occurrence in the next five years: it names a date that does not exist, such as February 30th.");
 }
 
 /**
- * The same search on the wall clock of `timeZone` (an IANA id): the next matching wall-clock time,
- * read back as an instant the way the Functions timer reads it (see fromWallClock).
+ * The next match on the wall clock of `zone`, converted back to an instant as the Functions timer
+ * converts it (see wallToInstant); a wall-clock match that converts to no later instant (the hour
+ * the clocks show twice) is passed over.
  */
-function nextInTimeZone(fields: CronFields, after: Date, timeZone: string): Date {
-    let wall = new Date(toWallClock(after.getTime(), timeZone));
-    for (let guard = 0; guard < 1000; guard++) {
-        const candidateWall = nextUtc(fields, wall);
-        const instant = fromWallClock(candidateWall.getTime(), timeZone);
-        if (instant > after.getTime()) return new Date(instant);
-        wall = candidateWall;
+function nextInZone(cron: Cron, afterMs: number, zone: string): number {
+    let wall = instantToWall(afterMs, zone);
+    for (let attempt = 0; attempt < 1000; attempt++) {
+        const candidate = nextMatch(cron, wall);
+        const instant = wallToInstant(candidate, zone);
+        if (instant > afterMs) return instant;
+        wall = candidate;
     }
-    throw new Error(`Could not compute the next occurrence in time zone ${timeZone}.`);
+    throw new Error(`Could not compute the next occurrence in time zone ${zone}.`);
 }

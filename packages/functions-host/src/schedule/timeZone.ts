@@ -1,8 +1,8 @@
 /**
- * WEBSITE_TIME_ZONE as App Service reads it: a Windows time-zone id on Windows plans
- * ("W. Europe Standard Time"), an IANA id on Linux ones ("Europe/Berlin"). The common Windows ids
- * map to the IANA zone Unicode CLDR gives their territory "001", so that Node (which knows only
- * IANA zones) can compute the same wall clock.
+ * WEBSITE_TIME_ZONE as the Functions host reads it for timers: an IANA id (Linux plans,
+ * "Europe/Berlin") or a Windows id (Windows plans, "W. Europe Standard Time", any case). Node
+ * knows only IANA zones, so the common Windows ids are mapped to the zone Unicode CLDR gives
+ * their territory "001" (the table is that data). The host's own code, not the app's.
  */
 export const WINDOWS_TO_IANA: Readonly<Record<string, string>> = {
     UTC: "Etc/UTC",
@@ -60,86 +60,76 @@ export const WINDOWS_TO_IANA: Readonly<Record<string, string>> = {
     "Argentina Standard Time": "America/Argentina/Buenos_Aires",
 };
 
-/** The IANA zone a WEBSITE_TIME_ZONE value names, or why it names none. */
+const WINDOWS_BY_LOWER_CASE = new Map(Object.entries(WINDOWS_TO_IANA).map(([windows, iana]) => [windows.toLowerCase(), iana]));
+
+/** The IANA zone `id` names, or an explanation of why it names none (for "WEBSITE_TIME_ZONE: <problem>."). */
 export function resolveTimeZone(id: string): { ok: true; iana: string } | { ok: false; problem: string } {
-    const trimmed = id.trim();
-    const windows = Object.keys(WINDOWS_TO_IANA).find((name) => name.toLowerCase() === trimmed.toLowerCase());
-    if (windows) return { ok: true, iana: WINDOWS_TO_IANA[windows]! };
-    // A Windows id outside the table reads like one ("… Standard Time") but is no IANA name.
-    if (/\s/.test(trimmed) || !isIanaZone(trimmed)) {
-        return {
-            ok: false,
-            problem:
-                `"${trimmed}" is neither an IANA time-zone id (e.g. Europe/Berlin, America/New_York) nor one of the common ` +
-                `Windows ids this app maps to one (e.g. W. Europe Standard Time, Eastern Standard Time); use the IANA id`,
-        };
-    }
-    return { ok: true, iana: trimmed };
+    const name = id.trim();
+    const mapped = WINDOWS_BY_LOWER_CASE.get(name.toLowerCase());
+    if (mapped !== undefined) return { ok: true, iana: mapped };
+    if (name !== "" && !name.includes(" ") && knownToIntl(name)) return { ok: true, iana: name };
+    return {
+        ok: false,
+        problem:
+            `"${name}" is neither an IANA time-zone id (e.g. Europe/Berlin, America/New_York) nor a Windows time-zone id ` +
+            `the local host knows (e.g. W. Europe Standard Time, Eastern Standard Time); use the IANA id`,
+    };
 }
 
-function isIanaZone(id: string): boolean {
+function knownToIntl(zone: string): boolean {
     try {
-        new Intl.DateTimeFormat("en-US", { timeZone: id });
-        return true;
+        return new Intl.DateTimeFormat("en-GB", { timeZone: zone }).resolvedOptions().timeZone.length > 0;
     } catch {
         return false;
     }
 }
 
-/**
- * Where Azure ignores WEBSITE_TIME_ZONE (the timers then run in UTC), by the settings the platform
- * sets: `WEBSITE_SKU` = FlexConsumption on Flex Consumption; a `CONTAINER_NAME` on Linux
- * Consumption (with `WEBSITE_SKU` = Dynamic, when set). `undefined` elsewhere.
- */
-export function planIgnoringTimeZone(env: NodeJS.ProcessEnv): string | undefined {
-    const sku = env.WEBSITE_SKU?.trim().toLowerCase();
-    if (sku === "flexconsumption") return "Flex Consumption";
-    if (env.CONTAINER_NAME?.trim() && (sku === undefined || sku === "" || sku === "dynamic")) return "Linux Consumption";
-    return undefined;
-}
+const partFormats = new Map<string, Intl.DateTimeFormat>();
 
-/** Milliseconds of the wall clock in `timeZone` at `instantMs`, written as if that wall clock were UTC. */
-export function toWallClock(instantMs: number, timeZone: string): number {
-    const parts = wallClockFormat(timeZone).formatToParts(new Date(instantMs));
-    const get = (type: string) => Number(parts.find((part) => part.type === type)?.value ?? 0);
-    return Date.UTC(get("year"), get("month") - 1, get("day"), get("hour"), get("minute"), get("second")) + (instantMs - Math.floor(instantMs / 1000) * 1000);
-}
-
-const formats = new Map<string, Intl.DateTimeFormat>();
-
-function wallClockFormat(timeZone: string): Intl.DateTimeFormat {
-    let format = formats.get(timeZone);
-    if (!format) {
-        format = new Intl.DateTimeFormat("en-US", {
-            timeZone,
+/** The UTC offset (ms, east positive) of `zone` at `instantMs`. */
+export function offsetAt(instantMs: number, zone: string): number {
+    let format = partFormats.get(zone);
+    if (format === undefined) {
+        format = new Intl.DateTimeFormat("en-GB", {
+            timeZone: zone,
             hourCycle: "h23",
+            era: "short",
             year: "numeric",
-            month: "2-digit",
-            day: "2-digit",
-            hour: "2-digit",
-            minute: "2-digit",
-            second: "2-digit",
+            month: "numeric",
+            day: "numeric",
+            hour: "numeric",
+            minute: "numeric",
+            second: "numeric",
         });
-        formats.set(timeZone, format);
+        partFormats.set(zone, format);
     }
-    return format;
+    const fields: Record<string, number> = {};
+    for (const part of format.formatToParts(new Date(instantMs))) {
+        if (part.type !== "literal" && part.type !== "era") fields[part.type] = Number.parseInt(part.value, 10);
+    }
+    const wholeSecond = Math.floor(instantMs / 1000) * 1000;
+    const wall = Date.UTC(fields.year!, fields.month! - 1, fields.day!, fields.hour!, fields.minute!, fields.second!);
+    return wall - wholeSecond;
 }
 
-const DAY_MS = 86_400_000;
-
 /**
- * The instant a wall-clock time in `timeZone` stands for, the way .NET's TimeZoneInfo (and so the
- * Functions timer) reads one: a time the clocks skip when they go forward is read with the offset
- * from before the change (02:30 on the spring-forward night runs at 03:30 new time); a time the
- * clocks show twice when they go back is read as the second one, in standard time.
+ * The instant a wall-clock reading in `zone` means (the reading given as ms of a UTC date with the
+ * same fields), as .NET's TimeZoneInfo converts one for the Functions timer: a reading the clocks
+ * skip when they go forward takes the offset from before the change (02:30 becomes 03:30 new
+ * time); a reading the clocks show twice when they go back is the one in standard time (the
+ * smaller offset).
  */
-export function fromWallClock(wallMs: number, timeZone: string): number {
-    const offsetAt = (instantMs: number) => toWallClock(instantMs, timeZone) - instantMs;
-    const before = offsetAt(wallMs - DAY_MS);
-    const after = offsetAt(wallMs + DAY_MS);
-    const instants = [...new Set([before, after, offsetAt(wallMs)])]
-        .map((offset) => wallMs - offset)
-        .filter((instant) => toWallClock(instant, timeZone) === wallMs);
-    if (instants.length === 0) return wallMs - before;
-    return Math.max(...instants);
+export function wallToInstant(wallMs: number, zone: string): number {
+    const HALF_DAY = 43_200_000;
+    const offsetBefore = offsetAt(wallMs - HALF_DAY - HALF_DAY, zone);
+    const offsetAfter = offsetAt(wallMs + HALF_DAY + HALF_DAY, zone);
+    const readsBack = (offset: number) => offsetAt(wallMs - offset, zone) === offset;
+    const fitting = [offsetBefore, offsetAfter].filter(readsBack);
+    if (fitting.length === 0) return wallMs - offsetBefore;
+    return wallMs - Math.min(...fitting);
+}
+
+/** The wall clock of `zone` at `instantMs`, as ms of a UTC date with the same fields. */
+export function instantToWall(instantMs: number, zone: string): number {
+    return instantMs + offsetAt(instantMs, zone);
 }

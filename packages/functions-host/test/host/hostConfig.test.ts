@@ -98,6 +98,16 @@ describe("TimeSpan text", () => {
         expect(formatTimeSpan(600_000)).toBe("00:10:00");
         expect(formatTimeSpan(93_784_500)).toBe("1.02:03:04.5000000");
     });
+
+    it("reads TimeSpan.Parse's other forms and refuses what it refuses", () => {
+        expect(parseTimeSpan("-00:00:01")).toBe(-1000);
+        expect(parseTimeSpan("1:2")).toBe(3_720_000);
+        expect(parseTimeSpan("2.00:30")).toBe(2 * 86_400_000 + 1_800_000);
+        expect(parseTimeSpan("00:00:00.0000001")).toBe(0.0001);
+        for (const text of ["24:00:00", "00:60:00", "00:00:60", "1.2.3:00:00", "00:00:00.12345678", "", "1:2:3:4"]) expect(parseTimeSpan(text), text).toBeUndefined();
+        expect(formatTimeSpan(-1000)).toBe("-00:00:01");
+        expect(formatTimeSpan(0)).toBe("00:00:00");
+    });
 });
 
 describe("loading the app", () => {
