@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { restartablePort } from "../../tools/azurite/startAzurite";
+import { restartablePort } from "@sheetwright/functions-host";
 import { hostPorts } from "../../tools/chaos/stack";
 
 // Chaos seed 4, schedule 222 (seed 2139294081): Azurite restarted on its old port found it taken (EADDRINUSE).

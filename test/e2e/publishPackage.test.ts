@@ -3,7 +3,7 @@ import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } fro
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, inject, it } from "vitest";
-import { startHost } from "../../tools/functions-host/index";
+import { startHost } from "@sheetwright/functions-host";
 import { APP_FUNCTIONS } from "../helpers/appFunctions";
 import { publishedFiles } from "../helpers/coreToolsFuncIgnore";
 import { uniqueName } from "../helpers/names";

@@ -1,30 +1,20 @@
-import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
+import { freePort, HostProcess } from "@sheetwright/functions-host";
 import { afterEach, inject } from "vitest";
 import { JobStore } from "../../src/shared/jobs/JobStore";
 import { createQueueClient, createTableClient } from "../../src/shared/storage";
-import { freePort } from "../../tools/azurite/startAzurite";
 import type { RunningSimulator, SimulatorOptions } from "../../tools/smartsheet-sim";
 import { appSettingsFor } from "../../tools/stack/appSettings";
 import { startTestSimulator } from "../sim/simTestKit";
 import { uniqueName } from "./names";
 
 const APP_DIR = path.resolve(__dirname, "..", "..");
-const HOST_MAIN = path.join(APP_DIR, "dist", "tools", "functions-host", "main.js");
 export const FUNCTION_KEY = "e2e-function-key";
 /** A schedule that does not come round during a test: timers are fired by hand. */
 const NEVER = "0 0 0 1 1 *";
 
-export interface HostProcess {
-    readonly url: string;
-    readonly logs: string[];
-    /** Starts the host (again), on the same port, with these settings changed. */
-    start(overrides?: Record<string, string>): Promise<void>;
-    /** Graceful stop (SIGTERM). */
-    stop(): Promise<void>;
-    /** The process dies at once, mid-whatever, as on a crashed VM. */
-    kill(): Promise<void>;
-}
+/** The host as a child process: `url`, every output line in `logs`, `start(overrides)` (again, on the same port, with these settings changed), `stop()` (SIGTERM), `kill()` (SIGKILL). */
+export type { HostProcess } from "@sheetwright/functions-host";
 
 export interface E2E {
     sim: RunningSimulator;
@@ -91,7 +81,8 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
             ...options.settings,
         },
     );
-    const host = hostProcess(settings, await freePort(), options.appDir ?? APP_DIR);
+    // Every output line is kept: the tests look through a whole run's log.
+    const host = new HostProcess({ appDir: options.appDir ?? APP_DIR, port: await freePort(), settings, keptLines: Infinity });
     await host.start();
     const jobs = new JobStore(createTableClient(connection, settings.JOBS_TABLE!));
     const queue = createQueueClient(connection, settings.PROVISION_QUEUE!);
@@ -106,14 +97,7 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
                 ...init,
                 headers: { "x-functions-key": FUNCTION_KEY, ...(init.headers as Record<string, string> | undefined) },
             }),
-        async fire(name, input = "") {
-            const response = await fetch(`${host.url}/admin/functions/${name}`, {
-                method: "POST",
-                headers: { "content-type": "application/json" },
-                body: JSON.stringify({ input }),
-            });
-            if (response.status !== 202) throw new Error(`firing ${name} answered ${response.status}: ${await response.text()}`);
-        },
+        fire: (name, input = "") => host.fire(name, input),
         durable: (pathAndQuery, init) => fetch(`${host.url}/runtime/webhooks/durabletask/${pathAndQuery.replace(/^\//, "")}`, init),
         async sendRaw(text) {
             await queue.createIfNotExists();
@@ -127,59 +111,6 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
         async stop() {
             await host.stop();
             await sim.close();
-        },
-    };
-}
-
-function hostProcess(settings: Record<string, string>, port: number, appDir: string): HostProcess {
-    const url = `http://127.0.0.1:${port}`;
-    const logs: string[] = [];
-    let child: ChildProcess | undefined;
-    const exited = () => !child || child.exitCode !== null || child.signalCode !== null;
-    const waitForExit = () => new Promise<void>((resolve) => (exited() ? resolve() : child!.once("exit", () => resolve())));
-    return {
-        url,
-        logs,
-        async start(overrides = {}) {
-            Object.assign(settings, overrides);
-            child = spawn(process.execPath, [HOST_MAIN, "--app", appDir, "--port", String(port)], {
-                env: { ...process.env, ...settings },
-                stdio: ["ignore", "pipe", "pipe"],
-            });
-            let buffered = "";
-            const collect = (chunk: Buffer) => {
-                buffered += chunk.toString();
-                const lines = buffered.split("\n");
-                buffered = lines.pop() ?? "";
-                logs.push(...lines);
-            };
-            child.stdout!.on("data", collect);
-            child.stderr!.on("data", collect);
-            const deadline = Date.now() + 30_000;
-            for (;;) {
-                if (exited()) throw new Error(`The host exited while starting:\n${logs.slice(-40).join("\n")}`);
-                const status = await fetch(`${url}/admin/host/status`).then(
-                    async (response) => (response.ok ? ((await response.json()) as { state?: string }).state : undefined),
-                    () => undefined,
-                );
-                if (status === "Running") return;
-                if (Date.now() > deadline) throw new Error(`The host did not start within 30 s:\n${logs.slice(-40).join("\n")}`);
-                await new Promise((resolve) => setTimeout(resolve, 100));
-            }
-        },
-        async stop() {
-            if (exited()) return;
-            const done = waitForExit();
-            child!.kill("SIGTERM");
-            const timer = setTimeout(() => child?.kill("SIGKILL"), 10_000);
-            await done;
-            clearTimeout(timer);
-        },
-        async kill() {
-            if (exited()) return;
-            const done = waitForExit();
-            child!.kill("SIGKILL");
-            await done;
         },
     };
 }

@@ -1,5 +1,5 @@
 import type { TestProject } from "vitest/node" with { "resolution-mode": "import" };
-import { startAzurite, type RunningAzurite } from "../../tools/azurite/startAzurite";
+import { startAzurite, type RunningAzurite } from "@sheetwright/functions-host";
 
 let azurite: RunningAzurite | undefined;
 

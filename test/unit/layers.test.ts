@@ -77,3 +77,36 @@ describe("the app's layers", () => {
         expect(cycles).toEqual([]);
     });
 });
+
+const ROOT = resolve(__dirname, "../..");
+const HOST_PACKAGE = join(ROOT, "packages/functions-host");
+
+/** Every file of `dir` (but node_modules and dist) whose name ends with one of `endings`. */
+function filesIn(dir: string, endings: readonly string[]): string[] {
+    return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+        entry.isDirectory()
+            ? ["node_modules", "dist"].includes(entry.name)
+                ? []
+                : filesIn(join(dir, entry.name), endings)
+            : endings.some((ending) => entry.name.endsWith(ending))
+              ? [join(dir, entry.name)]
+              : [],
+    );
+}
+
+describe("the local Functions host package (packages/functions-host) and the app", () => {
+    it("the package reaches nothing outside its folder: no relative import or require leaves it", () => {
+        const escaping = filesIn(HOST_PACKAGE, [".ts", ".js", ".mts"]).flatMap((file) =>
+            [...readFileSync(file, "utf8").matchAll(/(?:\bfrom\s+|\brequire\(\s*|\bimport\(\s*)["'](\.[^"']+)["']/g)]
+                .map((match) => resolve(dirname(file), match[1]!))
+                .filter((target) => relative(HOST_PACKAGE, target).startsWith(".."))
+                .map((target) => `${relative(ROOT, file)} → ${relative(ROOT, target)}`),
+        );
+        expect(escaping).toEqual([]);
+    });
+
+    it("the app's own code (src/) does not import the local host: it runs on Azure Functions", () => {
+        const importing = files.filter((file) => /["']@sheetwright\/functions-host["']/.test(readFileSync(file, "utf8"))).map((file) => relative(SRC, file));
+        expect(importing).toEqual([]);
+    });
+});

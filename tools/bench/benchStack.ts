@@ -3,7 +3,7 @@ import { odata } from "@azure/data-tables";
 import type { JobKey, JobRow } from "../../src/shared/jobs/JobRow";
 import { JobStore } from "../../src/shared/jobs/JobStore";
 import { createTableClient } from "../../src/shared/storage";
-import { freePort } from "../azurite/startAzurite";
+import { freePort } from "@sheetwright/functions-host";
 import { startSimulator, type CallLogEntry, type RunningSimulator, type SimConfigPatch } from "../smartsheet-sim";
 import { appSettingsFor } from "../stack/appSettings";
 import { BenchHost } from "./benchHost";

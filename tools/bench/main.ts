@@ -1,4 +1,4 @@
-import { startAzurite } from "../azurite/startAzurite";
+import { startAzurite } from "@sheetwright/functions-host";
 import { FIGURES, isFigureName, renderTable, targetsMissed, type FigureName, type Measured } from "./figures";
 import { budgetSkew } from "./scenarios/budgetSkew";
 import { deployPackage } from "./scenarios/deployPackage";

@@ -1,4 +1,4 @@
-import { startAzurite } from "../azurite/startAzurite";
+import { startAzurite } from "@sheetwright/functions-host";
 import { planSchedule } from "./plan";
 import { scheduleSeed } from "./random";
 import { addOutcome, describeOutcome, emptyTotals, failed } from "./report";

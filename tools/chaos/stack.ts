@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import os from "node:os";
 import path from "node:path";
 import { QueueClient } from "@azure/storage-queue";
-import { restartablePort, startAzurite, type RunningAzurite } from "../azurite/startAzurite";
+import { restartablePort, startAzurite, type RunningAzurite } from "@sheetwright/functions-host";
 import { startSimulator, type RunningSimulator } from "../smartsheet-sim";
 import { appSettingsFor } from "../stack/appSettings";
 import { HarnessError, HostProcess } from "./hostProcess";

@@ -1,6 +1,5 @@
 import path from "node:path";
-import { startAzurite, type AzuriteOptions, type RunningAzurite } from "../azurite/startAzurite";
-import { startHost, type HostOptions, type RunningHost } from "../functions-host";
+import { startAzurite, startHost, type AzuriteOptions, type HostOptions, type RunningAzurite, type RunningHost } from "@sheetwright/functions-host";
 import { startSimulator, type RunningSimulator, type SimulatorOptions } from "../smartsheet-sim";
 import { appSettingsFor } from "./appSettings";
 

@@ -1,0 +1,20 @@
+import { defineConfig } from "vitest/config";
+
+/**
+ * The host's conformance tests, two files at a time (most of their time is spent waiting on
+ * hosts and timers), on one Azurite of their own. `npm test` at the repository's root runs them
+ * too, as its project "host".
+ */
+export default defineConfig({
+    test: {
+        name: "host",
+        pool: "forks",
+        testTimeout: 30_000,
+        hookTimeout: 60_000,
+        include: ["test/**/*.test.ts"],
+        globalSetup: ["test/helpers/globalSetup.ts"],
+        maxWorkers: 2,
+        // First in the repository root's npm test, before the app's suite and its chaos run.
+        sequence: { groupOrder: 0 },
+    },
+});

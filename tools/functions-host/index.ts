@@ -1,2 +1,0 @@
-export { startHost, type HostOptions, type RunningHost } from "./functionsHost";
-export type { RegisteredFunctionInfo } from "./functionCatalog";
