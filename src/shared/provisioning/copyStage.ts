@@ -3,6 +3,7 @@ import type { Blueprint } from "./Blueprint";
 import { composeProductNames } from "../naming/productNames";
 import type { FolderChild } from "../smartsheet/model";
 import type { CopyInclude } from "../smartsheet/SmartsheetPort";
+import { ClaimKey } from "./claimKeys";
 import type { CopyInput, StepInput, StepOutcome } from "./contracts";
 import { NeedsPersonError } from "./errors";
 import type { ProvisioningDeps } from "./ProvisioningDeps";
@@ -31,7 +32,7 @@ export function ensureProductFolder(deps: ProvisioningDeps, input: StepInput): P
             const line = context.row.productLine;
             const productsFolderId = context.site.productsFolderId;
             const folder = await underClaim(deps, context, {
-                key: "lineFolder",
+                key: ClaimKey.lineFolder,
                 leaves: "folder",
                 recorded: (row) => row.lineFolderId,
                 alwaysLook: true,
@@ -46,7 +47,7 @@ export function ensureProductFolder(deps: ProvisioningDeps, input: StepInput): P
         const folderName = namesOf(context.row).folder;
         const lineId = lineFolderId;
         await underClaim<{ id: number; permalink?: string }>(deps, context, {
-            key: "folder",
+            key: ClaimKey.folder,
             leaves: "folder",
             recorded: (row) => (row.folderId ? { id: row.folderId, permalink: row.folderLink } : undefined),
             // A folder of that name may be there from before this job (made by hand, say): adopt it.
@@ -65,7 +66,7 @@ export function ensureProductFolder(deps: ProvisioningDeps, input: StepInput): P
                 folderId: folder.id,
                 folderLink: folder.permalink,
                 // Found without a claim of ours: someone else made it, and it may hold sheets already.
-                folderAdopted: !row.claims["folder"],
+                folderAdopted: !row.claims[ClaimKey.folder],
             }),
         });
     });
@@ -102,7 +103,7 @@ export function copyTemplateSheet(deps: ProvisioningDeps, input: CopyInput): Pro
             const latest = await context.update(() => undefined);
             const runOut = latest.templates
                 .filter((other) => other !== template && !latest.copies[other])
-                .map((other) => latest.claims[`copy:${other}`])
+                .map((other) => latest.claims[ClaimKey.copy(other)])
                 .map((claim) => (claim ? Date.parse(claim.claimedAt) + deps.timing.claimTtlMs : -Infinity))
                 .filter((end) => end > notBefore && end <= notBefore + deps.timing.claimPollMs);
             const from = Math.max(notBefore, ...runOut);
@@ -111,7 +112,7 @@ export function copyTemplateSheet(deps: ProvisioningDeps, input: CopyInput): Pro
             return from;
         };
         await underClaim<SheetCopy>(deps, context, {
-            key: `copy:${template}`,
+            key: ClaimKey.copy(template),
             leaves: "sheet",
             recorded: (latest) => latest.copies[template],
             alwaysLook: row.folderAdopted,
@@ -153,7 +154,7 @@ export function copyTemplateSheet(deps: ProvisioningDeps, input: CopyInput): Pro
     function adoptFound(latest: JobRow, sheets: FolderChild[], copyNamed: (sheets: FolderChild[], of: string) => SheetCopy | undefined): JobRow {
         let next = latest;
         for (const other of latest.templates) {
-            const key = `copy:${other}`;
+            const key = ClaimKey.copy(other);
             const claim = next.claims[key];
             if (next.copies[other] || claimIsLive(deps, claim)) continue;
             const found = copyNamed(sheets, other);

@@ -1,6 +1,7 @@
 import { columnIdsByTitle } from "../smartsheet/columns";
 import type { Sheet } from "../smartsheet/model";
 import type { CellWrite } from "../smartsheet/SmartsheetPort";
+import { ClaimKey } from "./claimKeys";
 import type { StepInput, StepOutcome } from "./contracts";
 import { NeedsPersonError } from "./errors";
 import type { ProvisioningDeps } from "./ProvisioningDeps";
@@ -56,7 +57,7 @@ export function registerDocumentRegister(deps: ProvisioningDeps, input: StepInpu
         }
 
         await underClaim(deps, context, {
-            key: "register",
+            key: ClaimKey.register,
             leaves: "filingRow",
             recorded: (latest) => (latest.registered ? latest.registerRowId ?? 0 : undefined),
             look: async () => rowsFor(await smartsheet.getSheet(indexSheetId))[0]?.id,

@@ -2,6 +2,7 @@ import type { JobRow } from "../../jobs/JobRow";
 import { isSmartsheetError } from "../../smartsheet/errors";
 import type { SummaryField } from "../../smartsheet/model";
 import { PRODUCT_CODE_FIELD } from "../Blueprint";
+import { ClaimKey } from "../claimKeys";
 import type { StepInput, StepOutcome } from "../contracts";
 import type { ProvisioningDeps } from "../ProvisioningDeps";
 import { runStep, type StepContext } from "../runStep";
@@ -22,7 +23,7 @@ export function stampSummary(deps: ProvisioningDeps, input: StepInput): Promise<
             if (!withField.has(copy.templateSheetId) && !row.summaryFieldIds[template]?.[PRODUCT_CODE_FIELD]) continue;
             const codeField = (fields: SummaryField[]) => fields.find((field) => field.title === PRODUCT_CODE_FIELD);
             await underClaim(deps, context, {
-                key: `stamp:${template}`,
+                key: ClaimKey.stamp(template),
                 // Titles are unique in a summary: a field added twice is refused (1193), never doubled.
                 leaves: "nothing",
                 recorded: (latest) => (latest.codeStampedOn.includes(template) ? template : undefined),
