@@ -8,6 +8,7 @@ import type { CopyInput, StepInput, StepOutcome } from "./contracts";
 import { NeedsPersonError } from "./errors";
 import type { ProvisioningDeps } from "./ProvisioningDeps";
 import { runStep } from "./runStep";
+import { templateSheetNamed } from "./templateRules";
 import { claimIsLive, foldUnsettled, underClaim } from "./underClaim";
 
 /** Everything of a template sheet a product needs: its data and its cross-sheet references. */
@@ -81,14 +82,14 @@ export function copyTemplateSheet(deps: ProvisioningDeps, input: CopyInput): Pro
         const folderId = row.folderId;
         if (!folderId) throw new Error(`The product folder is not recorded yet; ensureProductFolder runs first.`);
         const blueprint = await context.blueprint(row);
-        const source = blueprint.sheets.find((sheet) => sheet.name === template);
+        const source = templateSheetNamed(blueprint.sheets, template);
         if (!source) throw new NeedsPersonError(`The template has no sheet named "${template}" any more.`);
         const names = namesOf(row).sheets;
         const name = names[template];
         if (!name) throw new NeedsPersonError(`"${template}" is not one of this job's template sheets.`);
 
         const copyNamed = (sheets: FolderChild[], of: string): SheetCopy | undefined => {
-            const templateSheetId = blueprint.sheets.find((sheet) => sheet.name === of)?.templateSheetId;
+            const templateSheetId = templateSheetNamed(blueprint.sheets, of)?.templateSheetId;
             const found = oldest(sheets.filter((child) => child.name === names[of]));
             return found && templateSheetId ? { templateSheetId, sheetId: found.id, name: found.name, permalink: found.permalink } : undefined;
         };
@@ -186,7 +187,7 @@ export function verifyCopies(deps: ProvisioningDeps, input: StepInput): Promise<
             const recorded = row.copies[template]?.templateSheetId;
             if (recorded) return recorded;
             blueprint ??= await context.blueprint(row);
-            const source = blueprint.sheets.find((sheet) => sheet.name === template);
+            const source = templateSheetNamed(blueprint.sheets, template);
             if (!source) throw new NeedsPersonError(`The template has no sheet named "${template}" any more.`);
             return source.templateSheetId;
         };

@@ -6,10 +6,8 @@ import type { StepInput, StepOutcome } from "./contracts";
 import { NeedsPersonError } from "./errors";
 import type { ProvisioningDeps } from "./ProvisioningDeps";
 import { runStep } from "./runStep";
+import { DOCUMENT_REGISTER } from "./templateRules";
 import { underClaim } from "./underClaim";
-
-/** The template sheet whose copy documents land in. */
-const REGISTER_TEMPLATE = "Document Register";
 
 export const FilingIndexColumns = {
     productCode: "Product Code",
@@ -26,8 +24,8 @@ export function registerDocumentRegister(deps: ProvisioningDeps, input: StepInpu
     return runStep(deps, input, "registerDocumentRegister", async (context) => {
         const { row, smartsheet } = context;
         if (row.registered) return;
-        const register = row.copies[REGISTER_TEMPLATE];
-        if (!register) throw new NeedsPersonError(`The template has no "${REGISTER_TEMPLATE}" sheet to register.`);
+        const register = row.copies[DOCUMENT_REGISTER];
+        if (!register) throw new NeedsPersonError(`The template has no "${DOCUMENT_REGISTER}" sheet to register.`);
         if (!row.folderId) throw new Error("The product folder is not recorded yet; the copy stage has to finish first.");
         const indexSheetId = context.site.filingIndexSheetId;
 
