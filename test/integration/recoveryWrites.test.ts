@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { sweepSite } from "../../src/shared/intake/intakeSweep";
 import { JobStore } from "../../src/shared/jobs/JobStore";
+import { ClaimKey } from "../../src/shared/provisioning/claimKeys";
 import { copyTemplateSheet, ensureProductFolder } from "../../src/shared/provisioning/copyStage";
 import { beginAttempt } from "../../src/shared/provisioning/lifecycle";
 import type { ProvisioningDeps } from "../../src/shared/provisioning/ProvisioningDeps";
@@ -80,7 +81,7 @@ describe("recovery sends no write twice", () => {
         const died = await Promise.allSettled(templates.map((template) => copyTemplateSheet(dying, { ...step, template })));
         expect(died.every((run) => run.status === "rejected")).toBe(true);
         const afterDeath = (await deps.jobs.require(key)).row;
-        expect(Object.keys(afterDeath.claims).filter((claim) => claim.startsWith("copy:"))).toHaveLength(7);
+        expect(templates.filter((template) => afterDeath.claims[ClaimKey.copy(template)])).toHaveLength(7);
         expect(afterDeath.copies).toEqual({});
         expect(sim.core.calls().byOperation.copySheet).toBe(7);
 

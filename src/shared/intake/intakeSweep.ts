@@ -15,6 +15,7 @@ import {
 import { JobLife, lineOf } from "../jobs/jobLife";
 import type { Orchestrations } from "../orchestration/Orchestrations";
 import { prepareBlueprint } from "../provisioning/blueprintSource";
+import { sheetsToCopy } from "../provisioning/templateRules";
 import type { ProvisioningDeps } from "../provisioning/ProvisioningDeps";
 import { columnIdsByTitle } from "../smartsheet/columns";
 import type { Row, Sheet } from "../smartsheet/model";
@@ -180,7 +181,7 @@ async function readSweep(deps: SweepDeps, site: Site, smartsheet: SmartsheetPort
         if (folder.resourceType === "folder" && !lines.has(folder.name.trim())) lines.set(folder.name.trim(), folder.id);
     }
     const blueprint = await prepareBlueprint(deps, smartsheet, site.templateFolderId);
-    const templates = blueprint.sheets.map((template) => template.name);
+    const templates = sheetsToCopy(blueprint.sheets);
     const verdictInputs = verdictInputsOf(lines, templates);
     // Where a routine sweep reads from; nowhere when a row untouched since could be judged differently now, or the cursor is ahead.
     const usable = cursor.cursor?.verdictInputs === verdictInputs && cursorAhead === undefined;

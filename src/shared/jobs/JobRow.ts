@@ -138,7 +138,7 @@ export const JobRow = z.object({
     folderAdopted: z.boolean().default(false),
     /** Template sheet name → the product's copy of it. */
     copies: json(z.record(z.string(), SheetCopy)).default({}),
-    /** Claim key (`folder`, `copy:<template>`, `register`) → the run that is writing it. */
+    /** Claim key (`ClaimKey`, in provisioning/claimKeys.ts) → the run that is writing it. */
     claims: json(z.record(z.string(), Claim)).default({}),
     /** Template sheet names whose copies no longer reference template sheets. */
     remapped: json(z.array(z.string())).default([]),

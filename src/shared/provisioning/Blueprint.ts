@@ -1,13 +1,10 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
-import { cleanText } from "../naming/productNames";
 import { isSmartsheetError } from "../smartsheet/errors";
 import type { FolderChild, Sheet, SummaryField } from "../smartsheet/model";
 import type { SmartsheetPort } from "../smartsheet/SmartsheetPort";
 import { NeedsPersonError } from "./errors";
-
-/** The summary field every product gets its code written into. */
-export const PRODUCT_CODE_FIELD = "Product Code";
+import { isNamedLikeAProductSheet, isRemapped } from "./templateRules";
 
 const Id = z.number().int().positive();
 
@@ -43,11 +40,6 @@ export const TemplateSheet = z.object({
 });
 export type TemplateSheet = z.infer<typeof TemplateSheet>;
 
-/**
- * What provisioning needs to know about the template folder, read once per template version
- * (not once per product): which sheets there are, and which of them hold formulas through
- * references to other template sheets.
- */
 /** A sheet outside the template that a template sheet's reference points at (never remapped). */
 export const OutsideSheet = z.object({
     sheetId: Id,
@@ -57,6 +49,11 @@ export const OutsideSheet = z.object({
 });
 export type OutsideSheet = z.infer<typeof OutsideSheet>;
 
+/**
+ * What provisioning needs to know about the template folder, read once per template version
+ * (not once per product): which sheets there are, and which of them hold formulas through
+ * references to other template sheets.
+ */
 export const Blueprint = z.object({
     version: z.string(),
     templateFolderId: Id,
@@ -148,7 +145,7 @@ export function analyseSheet(
             endRowNumber: source ? rowNumber(source.sheet, reference.endRowId) : undefined,
         };
     });
-    const internal = new Set(references.filter((reference) => reference.sourceTemplate).map((reference) => reference.name));
+    const internal = new Set(references.filter(isRemapped).map((reference) => reference.name));
     const usesInternal = (formula: string | undefined): formula is string =>
         formula !== undefined && referencesIn(formula).some((name) => internal.has(name));
 
@@ -234,18 +231,4 @@ export async function readOutsideSheets(
         found.push({ sheetId, name, ofAProduct: isNamedLikeAProductSheet(name, templateSheetNames) });
     }
     return found;
-}
-
-/** Product sheets are named `<code> <product name> - <template sheet name>` (see composeProductNames). */
-function isNamedLikeAProductSheet(name: string, templateSheetNames: readonly string[]): boolean {
-    const clean = cleanText(name);
-    return templateSheetNames.some((template) => {
-        const suffix = ` - ${cleanText(template)}`;
-        return clean.endsWith(suffix) && clean.length > suffix.length;
-    });
-}
-
-/** Template sheets whose copies hold formulas through references into the template. */
-export function holders(blueprint: Blueprint): TemplateSheet[] {
-    return blueprint.sheets.filter((sheet) => sheet.references.some((reference) => reference.sourceTemplate));
 }

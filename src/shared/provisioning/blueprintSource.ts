@@ -2,26 +2,15 @@ import type { JobRow } from "../jobs/JobRow";
 import type { FolderChild } from "../smartsheet/model";
 import type { SmartsheetPort } from "../smartsheet/SmartsheetPort";
 import type { Site } from "../sites/Sites";
-import { analysisSettles, Blueprint, blueprintOf, blueprintVersion, holders, outsideSheetIds, readOutsideSheets, readTemplateSheets, type SheetRead } from "./Blueprint";
-import { NeedsPersonError } from "./errors";
+import { analysisSettles, Blueprint, blueprintOf, blueprintVersion, outsideSheetIds, readOutsideSheets, readTemplateSheets, type SheetRead } from "./Blueprint";
 import type { ProvisioningDeps } from "./ProvisioningDeps";
+import { sheetsToRemap, templateSheetsIn } from "./templateRules";
 
 type BlueprintDeps = Pick<ProvisioningDeps, "blueprints" | "log" | "now" | "timing">;
 
 /** The template folder's sheets (one listing), refused when a person has to tidy the template first. */
 export async function listTemplateSheets(smartsheet: SmartsheetPort, templateFolderId: number): Promise<FolderChild[]> {
-    const templateSheets = (await smartsheet.listFolderChildren(templateFolderId, ["sheets"])).filter(
-        (child) => child.resourceType === "sheet",
-    );
-    if (templateSheets.length === 0) {
-        throw new NeedsPersonError(`The template folder ${templateFolderId} holds no sheets; put the template sheets back.`);
-    }
-    const names = templateSheets.map((sheet) => sheet.name.trim());
-    const repeated = names.filter((name, index) => names.indexOf(name) !== index);
-    if (repeated.length > 0) {
-        throw new NeedsPersonError(`The template folder has two sheets named "${repeated[0]}"; template sheet names must be distinct.`);
-    }
-    return templateSheets;
+    return templateSheetsIn(templateFolderId, await smartsheet.listFolderChildren(templateFolderId, ["sheets"]));
 }
 
 /**
@@ -57,7 +46,7 @@ export async function analyseTemplate(
     await deps.blueprints.save(blueprint);
     deps.log.info(
         `template ${blueprint.version}: analysed ${blueprint.sheets.length} sheets; ` +
-            `${holders(blueprint).map((sheet) => sheet.name).join(", ") || "none"} use references into the template` +
+            `${sheetsToRemap(blueprint.sheets).map((sheet) => sheet.name).join(", ") || "none"} use references into the template` +
             (settled ? "" : "; the template was edited moments ago, so jobs accepted with this analysis remap from their own copies"),
     );
     return { blueprint, reads };

@@ -3,10 +3,12 @@ import type { Blueprint } from "./Blueprint";
 import { composeProductNames } from "../naming/productNames";
 import type { FolderChild } from "../smartsheet/model";
 import type { CopyInclude } from "../smartsheet/SmartsheetPort";
+import { ClaimKey } from "./claimKeys";
 import type { CopyInput, StepInput, StepOutcome } from "./contracts";
 import { NeedsPersonError } from "./errors";
 import type { ProvisioningDeps } from "./ProvisioningDeps";
 import { runStep } from "./runStep";
+import { templateSheetNamed } from "./templateRules";
 import { claimIsLive, foldUnsettled, underClaim } from "./underClaim";
 
 /** Everything of a template sheet a product needs: its data and its cross-sheet references. */
@@ -31,7 +33,7 @@ export function ensureProductFolder(deps: ProvisioningDeps, input: StepInput): P
             const line = context.row.productLine;
             const productsFolderId = context.site.productsFolderId;
             const folder = await underClaim(deps, context, {
-                key: "lineFolder",
+                key: ClaimKey.lineFolder,
                 leaves: "folder",
                 recorded: (row) => row.lineFolderId,
                 alwaysLook: true,
@@ -46,7 +48,7 @@ export function ensureProductFolder(deps: ProvisioningDeps, input: StepInput): P
         const folderName = namesOf(context.row).folder;
         const lineId = lineFolderId;
         await underClaim<{ id: number; permalink?: string }>(deps, context, {
-            key: "folder",
+            key: ClaimKey.folder,
             leaves: "folder",
             recorded: (row) => (row.folderId ? { id: row.folderId, permalink: row.folderLink } : undefined),
             // A folder of that name may be there from before this job (made by hand, say): adopt it.
@@ -65,7 +67,7 @@ export function ensureProductFolder(deps: ProvisioningDeps, input: StepInput): P
                 folderId: folder.id,
                 folderLink: folder.permalink,
                 // Found without a claim of ours: someone else made it, and it may hold sheets already.
-                folderAdopted: !row.claims["folder"],
+                folderAdopted: !row.claims[ClaimKey.folder],
             }),
         });
     });
@@ -80,14 +82,14 @@ export function copyTemplateSheet(deps: ProvisioningDeps, input: CopyInput): Pro
         const folderId = row.folderId;
         if (!folderId) throw new Error(`The product folder is not recorded yet; ensureProductFolder runs first.`);
         const blueprint = await context.blueprint(row);
-        const source = blueprint.sheets.find((sheet) => sheet.name === template);
+        const source = templateSheetNamed(blueprint.sheets, template);
         if (!source) throw new NeedsPersonError(`The template has no sheet named "${template}" any more.`);
         const names = namesOf(row).sheets;
         const name = names[template];
         if (!name) throw new NeedsPersonError(`"${template}" is not one of this job's template sheets.`);
 
         const copyNamed = (sheets: FolderChild[], of: string): SheetCopy | undefined => {
-            const templateSheetId = blueprint.sheets.find((sheet) => sheet.name === of)?.templateSheetId;
+            const templateSheetId = templateSheetNamed(blueprint.sheets, of)?.templateSheetId;
             const found = oldest(sheets.filter((child) => child.name === names[of]));
             return found && templateSheetId ? { templateSheetId, sheetId: found.id, name: found.name, permalink: found.permalink } : undefined;
         };
@@ -102,7 +104,7 @@ export function copyTemplateSheet(deps: ProvisioningDeps, input: CopyInput): Pro
             const latest = await context.update(() => undefined);
             const runOut = latest.templates
                 .filter((other) => other !== template && !latest.copies[other])
-                .map((other) => latest.claims[`copy:${other}`])
+                .map((other) => latest.claims[ClaimKey.copy(other)])
                 .map((claim) => (claim ? Date.parse(claim.claimedAt) + deps.timing.claimTtlMs : -Infinity))
                 .filter((end) => end > notBefore && end <= notBefore + deps.timing.claimPollMs);
             const from = Math.max(notBefore, ...runOut);
@@ -111,7 +113,7 @@ export function copyTemplateSheet(deps: ProvisioningDeps, input: CopyInput): Pro
             return from;
         };
         await underClaim<SheetCopy>(deps, context, {
-            key: `copy:${template}`,
+            key: ClaimKey.copy(template),
             leaves: "sheet",
             recorded: (latest) => latest.copies[template],
             alwaysLook: row.folderAdopted,
@@ -153,7 +155,7 @@ export function copyTemplateSheet(deps: ProvisioningDeps, input: CopyInput): Pro
     function adoptFound(latest: JobRow, sheets: FolderChild[], copyNamed: (sheets: FolderChild[], of: string) => SheetCopy | undefined): JobRow {
         let next = latest;
         for (const other of latest.templates) {
-            const key = `copy:${other}`;
+            const key = ClaimKey.copy(other);
             const claim = next.claims[key];
             if (next.copies[other] || claimIsLive(deps, claim)) continue;
             const found = copyNamed(sheets, other);
@@ -185,7 +187,7 @@ export function verifyCopies(deps: ProvisioningDeps, input: StepInput): Promise<
             const recorded = row.copies[template]?.templateSheetId;
             if (recorded) return recorded;
             blueprint ??= await context.blueprint(row);
-            const source = blueprint.sheets.find((sheet) => sheet.name === template);
+            const source = templateSheetNamed(blueprint.sheets, template);
             if (!source) throw new NeedsPersonError(`The template has no sheet named "${template}" any more.`);
             return source.templateSheetId;
         };

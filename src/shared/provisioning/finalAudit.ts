@@ -8,6 +8,7 @@ import type { StepInput, StepOutcome } from "./contracts";
 import type { ProvisioningDeps } from "./ProvisioningDeps";
 import { cellText, FilingIndexColumns } from "./registerStage";
 import { runStep, type StepContext } from "./runStep";
+import { referencesKeptAsTheyAre } from "./templateRules";
 import { foldUnsettled } from "./underClaim";
 import { columnIdsByTitle } from "../smartsheet/columns";
 import { isSmartsheetError } from "../smartsheet/errors";
@@ -97,9 +98,8 @@ async function assertReferencesStayInTheProduct(deps: ProvisioningDeps, context:
     const suspects = row.templates.filter((template) => {
         const analysed = blueprint.sheets.find((sheet) => sheet.templateSheetId === row.copies[template]?.templateSheetId);
         if (!analysed) return true;
-        const used = new Set(analysed.formulaReferences ?? analysed.references.map((reference) => reference.name));
         // A reference into the template was given the product's own by the remap, and its formulas rewritten.
-        return analysed.references.some((reference) => used.has(reference.name) && !reference.sourceTemplate && !shared.has(reference.sourceSheetId));
+        return referencesKeptAsTheyAre(analysed).some((reference) => !shared.has(reference.sourceSheetId));
     });
     const own = new Set(Object.values(row.copies).map((copy) => copy.sheetId));
     const nameOf = new Map<number, string>([

@@ -1,6 +1,7 @@
 import { intakeRowShows, IntakeStatus, writeIntakeStatus } from "../intakeRow/intakeStatus";
 import { formatJobKey, keyOf, STAGES, type JobRow } from "../jobs/JobRow";
 import { JobLife, lineOf } from "../jobs/jobLife";
+import { ClaimKey } from "./claimKeys";
 import type { BeginInput, EnterStageInput, ParkInput, StepInput, StepOutcome } from "./contracts";
 import { tellOpsOfParking } from "./parkAlert";
 import { isSmartsheetError } from "../smartsheet/errors";
@@ -145,7 +146,7 @@ async function recordIntakeStatus(
     let columns: Awaited<ReturnType<typeof writeIntakeStatus>> | undefined;
     try {
         await underClaim(deps, context, {
-            key: "intake",
+            key: ClaimKey.intake,
             leaves: "nothing",
             // `lookFirst`: what the row records is not trusted; the intake row itself is read.
             recorded: (row) => (!options.current(row) || (!options.lookFirst && row.intakeStatus === status) ? status : undefined),

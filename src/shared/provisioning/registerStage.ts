@@ -1,14 +1,13 @@
 import { columnIdsByTitle } from "../smartsheet/columns";
 import type { Sheet } from "../smartsheet/model";
 import type { CellWrite } from "../smartsheet/SmartsheetPort";
+import { ClaimKey } from "./claimKeys";
 import type { StepInput, StepOutcome } from "./contracts";
 import { NeedsPersonError } from "./errors";
 import type { ProvisioningDeps } from "./ProvisioningDeps";
 import { runStep } from "./runStep";
+import { DOCUMENT_REGISTER } from "./templateRules";
 import { underClaim } from "./underClaim";
-
-/** The template sheet whose copy documents land in. */
-const REGISTER_TEMPLATE = "Document Register";
 
 export const FilingIndexColumns = {
     productCode: "Product Code",
@@ -25,8 +24,8 @@ export function registerDocumentRegister(deps: ProvisioningDeps, input: StepInpu
     return runStep(deps, input, "registerDocumentRegister", async (context) => {
         const { row, smartsheet } = context;
         if (row.registered) return;
-        const register = row.copies[REGISTER_TEMPLATE];
-        if (!register) throw new NeedsPersonError(`The template has no "${REGISTER_TEMPLATE}" sheet to register.`);
+        const register = row.copies[DOCUMENT_REGISTER];
+        if (!register) throw new NeedsPersonError(`The template has no "${DOCUMENT_REGISTER}" sheet to register.`);
         if (!row.folderId) throw new Error("The product folder is not recorded yet; the copy stage has to finish first.");
         const indexSheetId = context.site.filingIndexSheetId;
 
@@ -56,7 +55,7 @@ export function registerDocumentRegister(deps: ProvisioningDeps, input: StepInpu
         }
 
         await underClaim(deps, context, {
-            key: "register",
+            key: ClaimKey.register,
             leaves: "filingRow",
             recorded: (latest) => (latest.registered ? latest.registerRowId ?? 0 : undefined),
             look: async () => rowsFor(await smartsheet.getSheet(indexSheetId))[0]?.id,

@@ -1,12 +1,12 @@
 import { LateWriteKind, type Claim, type JobRow } from "../jobs/JobRow";
 import { AmbiguousWriteError, mayHaveLanded } from "../smartsheet/errors";
+import type { ClaimKey } from "./claimKeys";
 import { ClaimedElsewhereError } from "./errors";
 import type { ProvisioningDeps } from "./ProvisioningDeps";
 import type { StepContext } from "./runStep";
 
 export interface ClaimedWrite<T> {
-    /** The claim's key on the row: `folder`, `copy:<template>`, `register`, `intake`. */
-    key: string;
+    key: ClaimKey;
     /** The result if the row already records it (or says there is nothing left to write). */
     recorded(row: JobRow): T | undefined;
     /**
@@ -18,7 +18,10 @@ export interface ClaimedWrite<T> {
     look(notBefore: number, claimedAt?: number): Promise<T | undefined>;
     /** What the write makes that the final audit must look for if it lands late; `nothing` when it only sets a value. */
     leaves: LateWriteKind | "nothing";
-    /** Look even without a claim on the row (the destination may hold things from before the job). */
+    /**
+     * Look even without a claim on the row: the destination may hold things from before the job, or
+     * what the row records is not to be trusted (an intake row a person may have edited).
+     */
     alwaysLook?: boolean;
     /** The write itself. */
     write(): Promise<T>;

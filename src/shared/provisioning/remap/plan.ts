@@ -2,9 +2,10 @@ import type { JobRow, PlannedSummaryWrite } from "../../jobs/JobRow";
 import { referenceName } from "../../naming/productNames";
 import type { Sheet, SummaryField } from "../../smartsheet/model";
 import type { NewCrossSheetReference, RowUpdate, SummaryFieldUpdate } from "../../smartsheet/SmartsheetPort";
-import { PRODUCT_CODE_FIELD, type TemplateReference, type TemplateSheet } from "../Blueprint";
+import type { TemplateReference, TemplateSheet } from "../Blueprint";
 import { NeedsPersonError } from "../errors";
 import { formulasOf, referenceProblems, type ReferenceProblem, type ReferenceTargets } from "../productReferences";
+import { isRemapped, PRODUCT_CODE_FIELD } from "../templateRules";
 
 /** What a remap works from: the product's copies to remap and what was read of them, whichever source described them. */
 interface RemapReads {
@@ -58,7 +59,7 @@ export function planRemap(product: Pick<JobRow, "productCode" | "copies">, reads
         const created: NewCrossSheetReference[] = [];
         const renamed = new Map<string, string>();
         for (const reference of holder.references) {
-            if (!reference.sourceTemplate) continue;
+            if (!isRemapped(reference)) continue;
             const target = reads.sheets.get(reference.sourceTemplate)!;
             const name = referenceName(product.productCode, reference.name);
             created.push({ name, ...rangeIn(target, reference, holder.name) });

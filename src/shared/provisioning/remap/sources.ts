@@ -1,9 +1,10 @@
 import type { JobRow, RemapPlan } from "../../jobs/JobRow";
 import { referenceName } from "../../naming/productNames";
 import type { FolderChild } from "../../smartsheet/model";
-import { analyseSheet, holders, type Blueprint, type OutsideSheet, type RemappableSheets, type SheetRead, type TemplateSheet } from "../Blueprint";
+import { analyseSheet, type Blueprint, type OutsideSheet, type RemappableSheets, type SheetRead, type TemplateSheet } from "../Blueprint";
 import { NeedsPersonError } from "../errors";
 import { referenceProblem, rowsLineUp, type ReferenceProblem, type ReferenceTargets } from "../productReferences";
+import { isRemapped, referencesKeptAsTheyAre, sheetsToRemap } from "../templateRules";
 
 /** What a copy-based remap needs to know of the product. */
 type Product = Pick<JobRow, "productCode" | "templates" | "copies" | "remapped">;
@@ -33,13 +34,13 @@ export function referenceTargets(
  * summary if it has summary formulas the row's plan has no request for yet.
  */
 export function blueprintReads(row: Pick<JobRow, "remapped">, blueprint: Blueprint, plan: RemapPlan): { holders: TemplateSheet[]; sheets: Set<string>; summaries: Set<string> } {
-    const todo = holders(blueprint).filter((holder) => !row.remapped.includes(holder.name));
+    const todo = sheetsToRemap(blueprint.sheets).filter((holder) => !row.remapped.includes(holder.name));
     const sheets = new Set<string>();
     const summaries = new Set<string>();
     for (const holder of todo) {
         if (holder.cellFormulas.length > 0 || holder.columnFormulas.length > 0) sheets.add(holder.name);
         if (holder.summaryFormulas.length > 0 && !plan.summaries[holder.name]) summaries.add(holder.name);
-        for (const reference of holder.references) if (reference.sourceTemplate) sheets.add(reference.sourceTemplate);
+        for (const reference of holder.references.filter(isRemapped)) sheets.add(reference.sourceTemplate);
     }
     return { holders: todo, sheets, summaries };
 }
@@ -51,16 +52,12 @@ export function blueprintReads(row: Pick<JobRow, "remapped">, blueprint: Bluepri
  * a sheet nobody named. The blueprint's analysis decides it, so this costs no call.
  */
 export function problemsOfCopiesNotRead(row: Pick<JobRow, "copies">, blueprint: Blueprint, targets: ReferenceTargets): ReferenceProblem[] {
-    return blueprint.sheets.flatMap((sheet) => {
-        const references = new Map(sheet.references.map((reference) => [reference.name, reference]));
-        const used = sheet.formulaReferences ?? [...references.keys()];
-        return used.flatMap((name) => {
-            const reference = references.get(name);
-            // Holders' references into the template get the product's own; a name with no reference is the read copies' check.
-            if (!reference || reference.sourceTemplate) return [];
-            return referenceProblem(row.copies[sheet.name]?.name ?? sheet.name, name, reference.sourceSheetId, targets) ?? [];
-        });
-    });
+    // A name the sheet has no reference for is the read copies' check.
+    return blueprint.sheets.flatMap((sheet) =>
+        referencesKeptAsTheyAre(sheet).flatMap(
+            (reference) => referenceProblem(row.copies[sheet.name]?.name ?? sheet.name, reference.name, reference.sourceSheetId, targets) ?? [],
+        ),
+    );
 }
 
 /**
@@ -77,7 +74,7 @@ export function copiesToRemap(row: Product, templateReads: ReadonlyMap<number, S
         }),
     );
     const analysed = row.templates.map((name) => analyseSheet({ name, templateSheetId: row.copies[name]!.templateSheetId }, copies.get(name)!, remappable));
-    const todo = analysed.filter((sheet) => !row.remapped.includes(sheet.name) && sheet.references.some((reference) => reference.sourceTemplate));
+    const todo = sheetsToRemap(analysed).filter((sheet) => !row.remapped.includes(sheet.name));
     for (const holder of todo) assertRowsLineUp(row, holder, remappable, copies);
     return todo;
 }
@@ -94,7 +91,7 @@ export function unnamedSheetIds(copies: ReadonlyMap<string, SheetRead>, targets:
 /** A row range is matched by row number: the target copy must have its rows where the template has them now. */
 function assertRowsLineUp(row: Product, holder: TemplateSheet, remappable: RemappableSheets, copies: ReadonlyMap<string, SheetRead>): void {
     for (const reference of holder.references) {
-        if (!reference.sourceTemplate || (reference.startRowNumber === undefined && reference.endRowNumber === undefined)) continue;
+        if (!isRemapped(reference) || (reference.startRowNumber === undefined && reference.endRowNumber === undefined)) continue;
         const templateSheet = remappable.get(reference.sourceSheetId)!.sheet;
         const copy = copies.get(reference.sourceTemplate)!.sheet;
         if (!rowsLineUp(templateSheet, copy, [reference.startRowNumber, reference.endRowNumber])) {

@@ -1,10 +1,11 @@
 import type { JobRow } from "../../jobs/JobRow";
 import { isSmartsheetError } from "../../smartsheet/errors";
 import type { SummaryField } from "../../smartsheet/model";
-import { PRODUCT_CODE_FIELD } from "../Blueprint";
+import { ClaimKey } from "../claimKeys";
 import type { StepInput, StepOutcome } from "../contracts";
 import type { ProvisioningDeps } from "../ProvisioningDeps";
 import { runStep, type StepContext } from "../runStep";
+import { PRODUCT_CODE_FIELD, takesProductCode } from "../templateRules";
 import { underClaim } from "../underClaim";
 
 /** The `Product Code` summary field of every copy that has one gets the product's code (unless the remap stamped it with its formulas). */
@@ -14,7 +15,7 @@ export function stampSummary(deps: ProvisioningDeps, input: StepInput): Promise<
         if (row.summaryStamped) return;
         const blueprint = await context.blueprint(row);
         // After a template change mid-job the blueprint is newer than the job's list of sheets: match by template sheet id.
-        const withField = new Set(blueprint.sheets.filter((sheet) => sheet.summaryTitles.includes(PRODUCT_CODE_FIELD)).map((sheet) => sheet.templateSheetId));
+        const withField = new Set(blueprint.sheets.filter(takesProductCode).map((sheet) => sheet.templateSheetId));
         for (const template of row.templates) {
             const copy = row.copies[template];
             if (!copy) throw new Error(`The copy of "${template}" is not recorded; the copy stage has to finish first.`);
@@ -22,7 +23,7 @@ export function stampSummary(deps: ProvisioningDeps, input: StepInput): Promise<
             if (!withField.has(copy.templateSheetId) && !row.summaryFieldIds[template]?.[PRODUCT_CODE_FIELD]) continue;
             const codeField = (fields: SummaryField[]) => fields.find((field) => field.title === PRODUCT_CODE_FIELD);
             await underClaim(deps, context, {
-                key: `stamp:${template}`,
+                key: ClaimKey.stamp(template),
                 // Titles are unique in a summary: a field added twice is refused (1193), never doubled.
                 leaves: "nothing",
                 recorded: (latest) => (latest.codeStampedOn.includes(template) ? template : undefined),

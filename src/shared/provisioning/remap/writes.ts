@@ -1,6 +1,7 @@
 import type { PlannedSummaryWrite } from "../../jobs/JobRow";
 import { AmbiguousWriteError, isSmartsheetError } from "../../smartsheet/errors";
 import type { NewCrossSheetReference, SmartsheetPort } from "../../smartsheet/SmartsheetPort";
+import { ClaimKey } from "../claimKeys";
 import type { ProvisioningDeps } from "../ProvisioningDeps";
 import type { StepContext } from "../runStep";
 import { underClaim } from "../underClaim";
@@ -57,7 +58,7 @@ async function createReferences(deps: ProvisioningDeps, context: StepContext, co
     };
     if (copy.referencesOnCopy || missing().length === 0) return createMissing();
     await underClaim(deps, context, {
-        key: `references:${copy.template}`,
+        key: ClaimKey.references(copy.template),
         // Reference names are unique per sheet: one landing late makes nothing twice.
         leaves: "nothing",
         recorded: (latest) => (latest.referencesMadeIn.includes(copy.template) ? copy.template : undefined),
@@ -97,7 +98,7 @@ async function createReference(deps: ProvisioningDeps, smartsheet: SmartsheetPor
 async function writeSummary(deps: ProvisioningDeps, context: StepContext, holder: string, sheetId: number, write: PlannedSummaryWrite): Promise<void> {
     const { smartsheet } = context;
     await underClaim<{ codeStamped: boolean }>(deps, context, {
-        key: `summary:${holder}`,
+        key: ClaimKey.summary(holder),
         // It only sets formulas and a value: landing late, it sets the same ones again.
         leaves: "nothing",
         recorded: (latest) => (latest.remapped.includes(holder) ? { codeStamped: latest.codeStampedOn.includes(holder) } : undefined),
