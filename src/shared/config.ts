@@ -255,7 +255,7 @@ export const SETTINGS = {
     MAX_CLOCK_SKEW_SECONDS: "largest clock difference between two instances of the app that the timing checks allow for",
     STEP_RETRY_FIRST_SECONDS: "first retry delay of a step that failed transiently (doubles each time)",
     STEP_RETRY_MAX_SECONDS: "longest delay between two retries of a step",
-    STEP_RETRY_ATTEMPTS: "attempts of a step before its orchestration gives up (the reaper then recovers it)",
+    STEP_RETRY_ATTEMPTS: "attempts of a step before its orchestration gives up (a bug then parks the job; a transient failure, the reaper then recovers it)",
     ALERT_WEBHOOK_URL:
         "optional webhook POSTed for every alert ops must act on: a job parked (job.parked); a whole site failing a run (site.failed) and, when it sweeps again, recovering (site.recovered); an intake row whose status Smartsheet refused to write (intake.rowRefused); open or parked jobs on an intake sheet no site in SITES serves (jobs.orphaned)",
     WEBSITE_AUTH_ENABLED:
