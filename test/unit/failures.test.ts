@@ -52,7 +52,7 @@ describe("failureKind: each error says once, where it is made, whether a failure
     it("Smartsheet errors still say transient or permanent, and whether a write may have happened, from the one kind they declare", () => {
         expect(new AmbiguousWriteError("x", { operation: "copySheet" })).toMatchObject({ kind: "transient", ambiguous: true, failureKind: "ambiguous" });
         expect(new TransientSmartsheetError("x", { operation: "getSheet" })).toMatchObject({ kind: "transient", ambiguous: false });
-        expect(new PermanentSmartsheetError("x", { operation: "getSheet" }).toFailure()).toMatchObject({ kind: "permanent", ambiguous: false });
+        expect(new PermanentSmartsheetError("x", { operation: "getSheet" })).toMatchObject({ kind: "permanent", ambiguous: false, failureKind: "permanent" });
     });
 });
 
