@@ -5,6 +5,7 @@ import { logLine } from "../shared/text/logText";
 import type { StepInput } from "../shared/provisioning/contracts";
 import type { StepInputOf, StepName } from "../shared/provisioning/steps";
 import {
+    failureOfStep,
     ProvisionInput,
     StepOutcome,
     UNPARK_EVENT,
@@ -25,7 +26,10 @@ function copiedSoFar(before: JobView, outcomes: readonly StepOutcome[]): number 
     return before.templates.filter((template) => copied.has(template)).length;
 }
 
-/** How transient step failures are retried; capped well below the reaper's window. */
+/**
+ * How failed steps are retried (transient ones, and bugs: they may be glitches); capped well
+ * below the reaper's window.
+ */
 interface RetryPolicy {
     firstRetryMs: number;
     maxAttempts: number;
@@ -44,8 +48,10 @@ const NEXT_STAGE: Record<Stage, Stage | undefined> = { copy: "remap", remap: "re
  * One product, from the job row to done: copy the template sheets into the product folder,
  * point their references at each other and stamp the code, register the Document Register.
  * A permanent problem parks the job until a person raises `unpark`; then the same stage runs
- * again, adopting what exists. Every step reads and writes the job row, so a recovery instance
- * started from the row continues where this one stopped.
+ * again, adopting what exists. So does a bug once the step's retries are spent; a transient
+ * failure that outlasts them fails the orchestration, and the reaper takes the job over. Every
+ * step reads and writes the job row, so a recovery instance started from the row continues where
+ * this one stopped.
  */
 export function provisionProduct(policy: RetryPolicy): OrchestrationHandler {
     return function* (context: OrchestrationContext): Generator<Task, unknown, unknown> {
@@ -66,16 +72,35 @@ export function provisionProduct(policy: RetryPolicy): OrchestrationHandler {
         };
         const schedule = <N extends StepName>(name: N, ...[extra]: ExtraArgs<N>): Task =>
             context.df.callActivityWithRetry(name, retry, { ...step, ...extra });
+        /** A step of the job's lifecycle (begin, resume, park): a failure outlasting its retries fails the orchestration. */
         function* call<N extends StepName>(name: N, ...extra: ExtraArgs<N>): Generator<Task, StepOutcome, unknown> {
             return StepOutcome.parse(yield schedule(name, ...extra));
+        }
+        /**
+         * A step of a stage, or steps at once: a bug still failing when the retries are spent
+         * answers `permanent` with its message (the job parks); any other failure is thrown on.
+         */
+        function* answer(task: Task): Generator<Task, unknown, unknown> {
+            try {
+                return yield task;
+            } catch (error) {
+                const failure = failureOfStep(error);
+                if (failure.kind !== "bug") throw error;
+                log(`${failure.step} failed unexpectedly after its retries; parking: ${failure.message}`);
+                return { outcome: "permanent", reason: `Unexpected error in ${failure.step} (a bug; its retries are spent): ${failure.message}` };
+            }
+        }
+        /** A step of a stage: its outcome, or `permanent` for a bug that outlasted its retries. */
+        function* stepOf<N extends StepName>(name: N, ...extra: ExtraArgs<N>): Generator<Task, StepOutcome, unknown> {
+            return StepOutcome.parse(yield* answer(schedule(name, ...extra)));
         }
 
         let job: JobView;
 
         function* copyStage(): Generator<Task, StageResult, unknown> {
-            let outcome = yield* call("enterStage", { stage: "copy" });
+            let outcome = yield* stepOf("enterStage", { stage: "copy" });
             if (outcome.outcome !== "done") return outcome;
-            outcome = yield* call("ensureProductFolder");
+            outcome = yield* stepOf("ensureProductFolder");
             if (outcome.outcome !== "done") return outcome;
             job = outcome.job;
             show({ sheetsDone: job.copied.length, sheetsTotal: job.templates.length });
@@ -87,13 +112,16 @@ export function provisionProduct(policy: RetryPolicy): OrchestrationHandler {
                     .filter((template) => !job.copied.includes(template))
                     .map((template) => schedule("copyTemplateSheet", { template }));
                 if (copies.length > 0) {
-                    const outcomes = ((yield context.df.Task.all(copies)) as unknown[]).map((outcome) => StepOutcome.parse(outcome));
+                    const answered = yield* answer(context.df.Task.all(copies));
+                    // One bug among the copies answers for them all.
+                    if (!Array.isArray(answered)) return StepOutcome.parse(answered);
+                    const outcomes = answered.map((outcome) => StepOutcome.parse(outcome));
                     show({ sheetsDone: copiedSoFar(job, outcomes) });
                     const stopped = outcomes.find((outcome) => outcome.outcome !== "done");
                     if (stopped) return stopped;
                 }
                 // The folder must hold exactly the expected names: duplicates go, gaps come back.
-                const verified = yield* call("verifyCopies");
+                const verified = yield* stepOf("verifyCopies");
                 if (verified.outcome !== "done") return verified;
                 job = verified.job;
                 show({ sheetsDone: job.copied.length });
@@ -105,30 +133,30 @@ export function provisionProduct(policy: RetryPolicy): OrchestrationHandler {
 
         function* remapStage(): Generator<Task, StageResult, unknown> {
             // Histories recorded before #20 say `rename` here: a replay compares the activity's name, not its input.
-            let outcome = yield* call("enterStage", { stage: "remap" });
+            let outcome = yield* stepOf("enterStage", { stage: "remap" });
             if (outcome.outcome !== "done") return outcome;
             // Point the copies' cross-sheet references at each other instead of at the template.
-            outcome = yield* call("remapReferences");
+            outcome = yield* stepOf("remapReferences");
             if (outcome.outcome !== "done") return outcome;
-            return yield* call("stampSummary");
+            return yield* stepOf("stampSummary");
         }
 
         function* registerStage(): Generator<Task, StageResult, unknown> {
-            const outcome = yield* call("enterStage", { stage: "register" });
+            const outcome = yield* stepOf("enterStage", { stage: "register" });
             if (outcome.outcome !== "done") return outcome;
             // Wire the Document Register into the filing index.
-            const registered = yield* call("registerDocumentRegister");
+            const registered = yield* stepOf("registerDocumentRegister");
             if (registered.outcome !== "done") return registered;
             // A write that went unanswered may still land: audit the product once that can no longer happen.
             for (;;) {
-                const audited = yield* call("auditProduct");
+                const audited = yield* stepOf("auditProduct");
                 if (audited.outcome !== "done") return audited;
                 if (!audited.waitUntil) break;
                 log(`waiting until ${audited.waitUntil} for late writes before the final audit`);
                 yield context.df.createTimer(new Date(audited.waitUntil));
             }
             // Then tell the customer.
-            return yield* call("completeJob");
+            return yield* stepOf("completeJob");
         }
 
         const stages: Record<Stage, () => Generator<Task, StageResult, unknown>> = {

@@ -405,7 +405,7 @@ export const SETTINGS = {
     },
     STEP_RETRY_MAX_SECONDS: { meaning: "longest delay between two retries of a step", shown: "value", schema: wholeNumber(1, 600).default(60) },
     STEP_RETRY_ATTEMPTS: {
-        meaning: "attempts of a step before its orchestration gives up (the reaper then recovers it)",
+        meaning: "attempts of a step before its orchestration gives up (a bug then parks the job; a transient failure, the reaper then recovers it)",
         shown: "value",
         schema: wholeNumber(1, 20).default(5),
     },

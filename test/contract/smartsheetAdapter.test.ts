@@ -274,10 +274,7 @@ describe("SdkSmartsheet against the simulator, through the official SDK", () => 
             startColumnId: decision.id,
             endColumnId: decision.id,
         });
-        expect(reference).toMatchObject({ name: "IND-2000 Approvals Decision", sourceSheetId: approvals.id });
-        await expect(
-            smartsheet.createCrossSheetReference(register.id, { name: "IND-2000 Approvals Decision", sourceSheetId: approvals.id, startColumnId: decision.id, endColumnId: decision.id }),
-        ).rejects.toMatchObject({ kind: "permanent", errorCode: 1129 });
+        expect(reference).toMatchObject({ created: true, value: { name: "IND-2000 Approvals Decision", sourceSheetId: approvals.id } });
 
         const fields = await smartsheet.getSummaryFields(register.id);
         const code = fields.find((field) => field.title === "Product Code")!;
@@ -289,7 +286,7 @@ describe("SdkSmartsheet against the simulator, through the official SDK", () => 
         ]);
         expect(updated.find((field) => field.id === code.id)?.objectValue).toBe("IND-2000");
         const added = await smartsheet.addSummaryFields(register.id, [{ title: "Launch", type: "TEXT_NUMBER", objectValue: "Q3" }]);
-        expect(added).toEqual([expect.objectContaining({ title: "Launch" })]);
+        expect(added).toEqual({ created: true, value: [expect.objectContaining({ title: "Launch" })] });
 
         const changeLog = await smartsheet.copySheet(template("Change Log").id, {
             destinationFolderId: folder.id,
@@ -318,6 +315,32 @@ describe("SdkSmartsheet against the simulator, through the official SDK", () => 
         const seen = sim.core.calls();
         expect(smartsheet.calls().total).toBe(seen.total);
         expect(smartsheet.calls().byOperation).toEqual(seen.byOperation);
+    });
+
+    it("answers a create of what is there already (a reference's name: 1129, a summary field's title: 1193) as there already, in one call, changing nothing", async () => {
+        const { sim } = context;
+        const smartsheet = adapter(sim);
+        const { template, industrialFolderId } = anchors(sim);
+        const folder = await smartsheet.createFolder(industrialFolderId, "IND-2001 Exists Check");
+        const register = await smartsheet.copySheet(template("Document Register").id, { destinationFolderId: folder.id, newName: "IND-2001 - Document Register", include: ["data"] });
+        const approvals = await smartsheet.copySheet(template("Approvals").id, { destinationFolderId: folder.id, newName: "IND-2001 - Approvals", include: ["data"] });
+        const decision = (await smartsheet.getSheet(approvals.id)).columns.find((column) => column.title === "Decision")!;
+        const reference = { name: "IND-2001 Approvals Decision", sourceSheetId: approvals.id, startColumnId: decision.id, endColumnId: decision.id };
+        expect(await smartsheet.createCrossSheetReference(register.id, reference)).toMatchObject({ created: true });
+        const launch = { title: "Launch", type: "TEXT_NUMBER", objectValue: "Q3" } as const;
+        expect(await smartsheet.addSummaryFields(register.id, [launch])).toMatchObject({ created: true });
+
+        const before = sim.core.calls().byOperation;
+        expect(await smartsheet.createCrossSheetReference(register.id, reference)).toEqual({ created: false });
+        expect(await smartsheet.addSummaryFields(register.id, [{ ...launch, objectValue: "Q4" }])).toEqual({ created: false });
+        const after = sim.core.calls().byOperation;
+        expect((after.createCrossSheetReference ?? 0) - (before.createCrossSheetReference ?? 0)).toBe(1);
+        expect((after.addSummaryFields ?? 0) - (before.addSummaryFields ?? 0)).toBe(1);
+        const state = sim.core.state().sheets.find((sheet) => sheet.id === register.id)!;
+        expect(state.crossSheetReferences.filter((made) => made.name === reference.name)).toHaveLength(1);
+        expect(state.summaryFields.filter((field) => field.title === "Launch")).toEqual([expect.objectContaining({ objectValue: "Q3" })]);
+        // Any other refusal of a create is still a failure.
+        await expect(smartsheet.createCrossSheetReference(register.id, { ...reference, name: "IND-2001 Nowhere", sourceSheetId: 1111111111111111 })).rejects.toMatchObject({ kind: "permanent" });
     });
 
     it("updateRowsEach writes every row Smartsheet accepts and names each one it refuses (a locked row: 403/1050), in one call", async () => {

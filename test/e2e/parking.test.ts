@@ -112,6 +112,37 @@ describe("recovery end to end: parking, unparking, too many recoveries, reconcil
         expect(inspectProduct(e2e.sim.core.state(), "CON-2201").sheets).toHaveLength(6);
     });
 
+    it("an invariant error parks the job with its message after the step's own retries, not after the reaper's recoveries", async () => {
+        const e2e = await stack.start({ only: [] });
+        const key = await intake(e2e).add("IND-5004", "Coolant Pump", "Industrial");
+        // Parked at the register stage first (the Filing Index refuses the row once), so that the row can be edited.
+        e2e.sim.core.setFaults([{ op: "addRows", kind: "error1004", times: 1 }]);
+        await e2e.fire("intakeSweep");
+        const parked = await jobIn(e2e, key, "parked");
+        expect(parked).toMatchObject({ stage: "register", parkReason: expect.stringMatching(/1004/) });
+        // The park is over once the customer is told.
+        await waitFor(async () => intakeRow(e2e.sim.core.state(), "IND-5004")?.Status === `Stalled — ${parked.parkReason}` || undefined, "the intake row to say Stalled");
+        // A broken assumption: the register stage finds no product folder on the row.
+        const [pk, rk] = key.split("-");
+        const table = createTableClient(e2e.settings.AzureWebJobsStorage!, e2e.settings.JOBS_TABLE!);
+        const { folderId: _gone, etag, timestamp: _timestamp, "odata.metadata": _metadata, ...entity } = await table.getEntity<Record<string, unknown>>(pk!, rk!);
+        await table.updateEntity({ ...entity, partitionKey: pk!, rowKey: rk! }, "Replace", { etag });
+        const unparked = await e2e.api(`jobs/${key}/unpark`, { method: "POST", body: JSON.stringify({ by: "ops" }) });
+        expect(unparked.status, await unparked.clone().text()).toBe(202);
+
+        const again = await waitFor(async () => {
+            const now = await job(e2e, key);
+            return now?.state === "parked" && now.parkedAt !== parked.parkedAt ? now : undefined;
+        }, "the job parked again", 90_000);
+        expect(again.parkReason).toBe(
+            "Unexpected error in registerDocumentRegister (a bug; its retries are spent): The product folder is not recorded yet; the copy stage has to finish first.",
+        );
+        expect(again).toMatchObject({ stage: "register", recoveries: 0, attempt: parked.attempt });
+        expect(transitions(e2e, /recovery \d\/2/)).toEqual([]);
+        // Twice, as STEP_RETRY_ATTEMPTS says, then parked.
+        expect(e2e.host.logs.filter((line) => line.includes("registerDocumentRegister failed with an unexpected error"))).toHaveLength(2);
+    });
+
     it("after an outage: start-up reconciliation writes the done the rows missed, and done is never moved back", async () => {
         const e2e = await stack.start({ only: ["IND-1042", "CON-2201"] });
         await e2e.fire("intakeSweep");

@@ -1,3 +1,4 @@
+import { RestError } from "@azure/data-tables";
 import { setTimeout as sleep } from "node:timers/promises";
 import { WebhookAlertChannel, type Alert } from "../../src/shared/alerts/AlertChannel";
 import { afterEach, describe, expect, it } from "vitest";
@@ -111,7 +112,7 @@ describe("never silent: the customer's intake row is not the only way ops hears"
         const { hook, alerting, key, step } = await runningJobWithWebhook();
         // Once the webhook answered, storage refuses every write of the first run's step.
         let refusing = false;
-        const storageDown = new Error("the table answered 503 Server Busy");
+        const storageDown = new RestError("the table answered 503 Server Busy", { statusCode: 503 });
         const jobs = Object.create(deps.jobs) as typeof deps.jobs;
         jobs.update = (...args) => (refusing ? Promise.reject(storageDown) : deps.jobs.update(...args));
         const sends = { send: async (alert: Alert) => (await alerting.alerts.send(alert), void (refusing = true)) };

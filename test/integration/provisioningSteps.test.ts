@@ -2,7 +2,10 @@ import { describe, expect, it } from "vitest";
 import { sweepSite, type SweepDeps } from "../../src/shared/intake/intakeSweep";
 import type { JobKey } from "../../src/shared/jobs/JobRow";
 import { copyTemplateSheet, ensureProductFolder, verifyCopies } from "../../src/shared/provisioning/copyStage";
+import { failureKind } from "../../src/shared/failures";
+import { failureOfStep, StepBugError } from "../../src/shared/provisioning/contracts";
 import { beginAttempt } from "../../src/shared/provisioning/lifecycle";
+import { stampSummary } from "../../src/shared/provisioning/remap/stampSummary";
 import { useProvisioningHarness } from "../helpers/provisioningHarness";
 import { inspectProduct, intakeRow } from "../helpers/inspectProduct";
 import { runSteps } from "../helpers/runSteps";
@@ -135,6 +138,23 @@ describe("intake sweep and provisioning steps, against the simulator and Azurite
         const outcome = await copyTemplateSheet(deps, { ...step, template: "Document Register" });
         expect(outcome).toMatchObject({ outcome: "permanent", reason: expect.stringContaining("1041") });
         expect((await deps.jobs.require(key)).row.claims).toEqual({});
+    });
+
+    it("a step that meets a broken assumption (a bug) records its message on the row and throws it marked as a bug, for its retries and then a park", async () => {
+        const { deps } = harness.current;
+        const { key, step } = await jobWithFolder(deps, 0);
+        // The remap's stamp before any copy is recorded: an assumption of the step, broken.
+        const thrown = await stampSummary(deps, step).then(
+            () => undefined,
+            (error: unknown) => error,
+        );
+        expect(thrown).toBeInstanceOf(StepBugError);
+        expect(failureKind(thrown)).toBe("bug");
+        expect(failureOfStep(thrown)).toEqual({ kind: "bug", step: "stampSummary", message: expect.stringMatching(/^The copy of ".+" is not recorded/) });
+        const row = (await deps.jobs.require(key)).row;
+        expect(row.state).toBe("running");
+        expect(row.lastError).toMatch(/^The copy of ".+" is not recorded/);
+        expect(deps.logs.some((line) => line.includes("stampSummary failed with an unexpected error"))).toBe(true);
     });
 
     it("rejects rows with bad data, says why on the intake row, and creates nothing in Smartsheet", async () => {

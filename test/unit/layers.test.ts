@@ -9,7 +9,7 @@ const SRC = resolve(__dirname, "../../src");
  * no import cycle exists anywhere. A path names a folder of `src` or one file.
  */
 const LAYERS: string[][] = [
-    ["shared/text", "shared/http", "shared/logger.ts", "shared/schedule", "shared/telemetry"],
+    ["shared/text", "shared/http", "shared/logger.ts", "shared/schedule", "shared/telemetry", "shared/failures.ts"],
     ["shared/naming", "shared/config.ts", "shared/storage.ts", "shared/hostTimeout.ts", "shared/smartsheet"],
     ["shared/alerts"],
     ["shared/jobs"],

@@ -1,7 +1,8 @@
-import type { OrchestrationContext } from "durable-functions";
+import { TaskFailedError, type OrchestrationContext } from "durable-functions";
 import { describe, expect, it } from "vitest";
 import { provisionProduct } from "../../src/orchestrators/provisionProduct";
-import { EnterStageInput, ParkInput, type JobView, type ProvisionStatus, type StepOutcome } from "../../src/shared/provisioning/contracts";
+import { EnterStageInput, ParkInput, StepBugError, type JobView, type ProvisionStatus, type StepOutcome } from "../../src/shared/provisioning/contracts";
+import { TransientSmartsheetError } from "../../src/shared/smartsheet/errors";
 
 /**
  * The orchestrator driven without a host: a fake context hands out plain task records, and a
@@ -13,9 +14,19 @@ type Scheduled =
     | { kind: "event"; name: string }
     | { kind: "timer"; at: string };
 
+/** A step that failed every one of its retries: Durable Functions throws its last error into the orchestration. */
+class Failed {
+    constructor(readonly error: Error) {}
+}
+
+/** The error the orchestration gets for an activity that threw `error` on its last retry, as Durable Functions builds it. */
+function failedWith(error: Error): Failed {
+    return new Failed(new TaskFailedError({ errorType: error.name, errorMessage: error.message, stackTrace: error.stack, isNonRetriable: false, isCausedBy: (type) => type === error.name }));
+}
+
 interface Script {
     /** The outcome of the n-th call (1-based) of a step; default: done with the job as it stands. */
-    steps?: Record<string, (input: Record<string, unknown>, call: number) => StepOutcome | undefined>;
+    steps?: Record<string, (input: Record<string, unknown>, call: number) => StepOutcome | Failed | undefined>;
     /** Unpark events in the order people raise them. */
     events?: unknown[];
     job?: Partial<JobView>;
@@ -46,8 +57,10 @@ function run(script: Script = {}) {
                 if (task.name === "copyTemplateSheet") job.copied = [...new Set([...job.copied, String(task.input.template)])];
                 return { outcome: "done", job: { ...job } };
             }
-            case "all":
-                return task.tasks.map(answer);
+            case "all": {
+                const answers = task.tasks.map(answer);
+                return answers.find((one) => one instanceof Failed) ?? answers;
+            }
             case "event": {
                 trace.push(`wait for ${task.name}`);
                 if (events.length === 0) throw new Error("the orchestration waits for an unpark nobody raises");
@@ -77,7 +90,8 @@ function run(script: Script = {}) {
     let next = orchestration.next();
     for (let turns = 0; !next.done; turns++) {
         if (turns > 200) throw new Error("the orchestration does not end");
-        next = orchestration.next(answer(next.value));
+        const answered = answer(next.value);
+        next = answered instanceof Failed ? orchestration.throw(answered.error) : orchestration.next(answered);
     }
     return { output: next.value, trace, statuses, timers, last: statuses.at(-1) };
 }
@@ -231,6 +245,53 @@ describe("the provisionProduct orchestration, driven without a host", () => {
             },
         });
         expect(parks).toEqual([expect.objectContaining({ stage: "copy", reason: "403/1004 on the template" })]);
+    });
+
+    it("an invariant error parks the job with its message after the step's own retries, not after the reaper's recoveries", () => {
+        const parkedAt = "2026-12-01T12:00:00.000Z";
+        const parks: unknown[] = [];
+        const bug = new StepBugError("remapReferences", "Cannot read properties of undefined (reading 'sheetId')");
+        const { trace, output, statuses } = run({
+            steps: {
+                // Durable Functions ran it the policy's attempts; the orchestration sees the last one fail.
+                remapReferences: (_input, call) => (call === 1 ? failedWith(bug) : undefined),
+                parkJob: (input) => {
+                    parks.push(input);
+                    return done({ state: "parked", stage: "remap", parkedAt });
+                },
+            },
+            events: [{ parkedAt, by: "dana" }],
+        });
+        expect(parks).toEqual([
+            expect.objectContaining({
+                stage: "remap",
+                reason: "Unexpected error in remapReferences (a bug; its retries are spent): Cannot read properties of undefined (reading 'sheetId')",
+            }),
+        ]);
+        expect(statuses).toContainEqual(expect.objectContaining({ state: "parked", parkReason: expect.stringContaining("reading 'sheetId'") }));
+        expect(trace.slice(trace.indexOf("parkJob"), trace.indexOf("parkJob") + 5)).toEqual(["parkJob", "wait for unpark", "resumeJob", "enterStage", "remapReferences"]);
+        expect(output).toMatchObject({ result: "done" });
+    });
+
+    it("a bug in one copy, its retries spent, parks the job at the copy stage", () => {
+        const parks: unknown[] = [];
+        run({
+            steps: {
+                copyTemplateSheet: (input) => (input.template === "Change Log" ? failedWith(new StepBugError("copyTemplateSheet", "The product folder is not recorded yet")) : undefined),
+                parkJob: (input) => {
+                    parks.push(input);
+                    return superseded;
+                },
+            },
+        });
+        expect(parks).toEqual([expect.objectContaining({ stage: "copy", reason: expect.stringMatching(/^Unexpected error in copyTemplateSheet \(a bug.*The product folder is not recorded yet$/) })]);
+    });
+
+    it("a transient failure that outlasts the step's retries fails the orchestration, as before: the reaper takes the job over", () => {
+        const transient = new TransientSmartsheetError("Smartsheet copySheet failed with 503", { operation: "copySheet", statusCode: 503 });
+        expect(() => run({ steps: { verifyCopies: () => failedWith(transient) } })).toThrow(/TransientSmartsheetError: Smartsheet copySheet failed with 503/);
+        // A failure of the job's lifecycle steps is not parked from here either.
+        expect(() => run({ steps: { beginAttempt: () => failedWith(new StepBugError("beginAttempt", "broken")) } })).toThrow(/broken/);
     });
 
     it("a job the reaper parked waits for unpark before running its stage", () => {

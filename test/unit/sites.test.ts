@@ -4,6 +4,7 @@ import type { SiteConfig } from "../../src/shared/config";
 import { PermanentSmartsheetError, TransientSmartsheetError } from "../../src/shared/smartsheet/errors";
 import type { SmartsheetPort } from "../../src/shared/smartsheet/SmartsheetPort";
 import { forEachSite, siteFailureReason } from "../../src/shared/sites/eachSite";
+import { failureKind } from "../../src/shared/failures";
 import { NoSiteError, sitesFrom } from "../../src/shared/sites/Sites";
 
 const site = (name: string, n: number, token: string): SiteConfig => ({
@@ -46,8 +47,8 @@ describe("the sites registry", () => {
             }
         })();
         expect(refused).toBeInstanceOf(NoSiteError);
+        expect(failureKind(refused)).toBe("permanent");
         expect(refused).toMatchObject({
-            kind: "permanent",
             message: "Intake sheet 1009 belongs to no site this app serves (acme: 1001, globex: 1002); add its site back to SITES, then unpark the job.",
         });
     });

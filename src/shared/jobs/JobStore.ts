@@ -1,6 +1,7 @@
 import { odata, RestError, type TableClient, type TransactionAction } from "@azure/data-tables";
 import { z } from "zod";
 import type { AfterFailure } from "../alerts/delivery";
+import type { DeclaresFailureKind } from "../failures";
 import { ACTIVE_STATES, currentInstanceId, formatJobKey, JobRow, JobState, type JobKey, type JobRowInput } from "./JobRow";
 import { storageErrorStatus } from "../storage";
 
@@ -11,15 +12,19 @@ export interface StoredJob {
 }
 
 /** Someone else wrote the row since it was read (HTTP 412): re-read and decide again. */
-export class JobConcurrencyError extends Error {
+export class JobConcurrencyError extends Error implements DeclaresFailureKind {
+    readonly failureKind = "transient" as const;
+
     constructor(readonly key: JobKey) {
         super(`Job ${formatJobKey(key)} changed since it was read (ETag mismatch); re-read it and try again.`);
         this.name = "JobConcurrencyError";
     }
 }
 
-/** The row is not in a state this write may start from; nothing was written. */
-export class JobStateConflictError extends Error {
+/** The row is not in a state this write may start from; nothing was written. Not a failure: the job has moved on. */
+export class JobStateConflictError extends Error implements DeclaresFailureKind {
+    readonly failureKind = "superseded" as const;
+
     constructor(
         readonly key: JobKey,
         readonly actual: JobState,
@@ -30,7 +35,10 @@ export class JobStateConflictError extends Error {
     }
 }
 
-export class JobExistsError extends Error {
+/** Answers a create whose job is there already (the intake sweep keeps it). */
+export class JobExistsError extends Error implements DeclaresFailureKind {
+    readonly failureKind = "permanent" as const;
+
     constructor(readonly key: JobKey) {
         super(`Job ${formatJobKey(key)} already exists.`);
         this.name = "JobExistsError";
@@ -38,7 +46,9 @@ export class JobExistsError extends Error {
 }
 
 /** Another job of the intake sheet holds the product code (its code index row says which): nothing was written. */
-export class ProductCodeTakenError extends Error {
+export class ProductCodeTakenError extends Error implements DeclaresFailureKind {
+    readonly failureKind = "permanent" as const;
+
     constructor(
         readonly key: JobKey,
         readonly productCode: string,
@@ -49,7 +59,10 @@ export class ProductCodeTakenError extends Error {
     }
 }
 
-export class JobNotFoundError extends Error {
+/** The job's row is gone (a person deleted it): nothing to go on with. */
+export class JobNotFoundError extends Error implements DeclaresFailureKind {
+    readonly failureKind = "permanent" as const;
+
     constructor(readonly key: JobKey) {
         super(`Job ${formatJobKey(key)} does not exist.`);
         this.name = "JobNotFoundError";
@@ -57,7 +70,9 @@ export class JobNotFoundError extends Error {
 }
 
 /** A row that failed validation: it is reported, never silently repaired or dropped. */
-export class InvalidJobRowError extends Error {
+export class InvalidJobRowError extends Error implements DeclaresFailureKind {
+    readonly failureKind = "permanent" as const;
+
     constructor(
         readonly key: JobKey,
         readonly problems: string,

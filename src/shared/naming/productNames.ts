@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import type { DeclaresFailureKind } from "../failures";
 
 /** Smartsheet refuses longer sheet names (400/1041); folder names are held to the same limit. */
 export const MAX_NAME_LENGTH = 50;
@@ -7,7 +8,9 @@ const SEPARATOR = " - ";
 const ELLIPSIS = "…";
 
 /** The product's part of a name cannot shrink far enough to fit: the input must change. */
-export class NameDoesNotFitError extends Error {
+export class NameDoesNotFitError extends Error implements DeclaresFailureKind {
+    readonly failureKind = "permanent" as const;
+
     constructor(message: string) {
         super(message);
         this.name = "NameDoesNotFitError";

@@ -1,5 +1,6 @@
 import { RestError, type TableClient } from "@azure/data-tables";
 import { Blueprint } from "./Blueprint";
+import { NeedsPersonError } from "./errors";
 
 const PARTITION = "blueprint";
 /** A Table string property holds 32K UTF-16 characters; an entity at most 1 MB. */
@@ -31,7 +32,7 @@ export class BlueprintStore {
         const text = JSON.stringify(blueprint);
         const parts = Math.ceil(text.length / CHUNK);
         if (parts > MAX_CHUNKS) {
-            throw new Error(
+            throw new NeedsPersonError(
                 `The template's blueprint is ${text.length} characters, more than a table row can hold; ` +
                     `reduce the formulas that use cross-sheet references in the template.`,
             );

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { DeclaresFailureKind } from "../failures";
 import { JobKeyParts, JobState, Stage } from "../jobs/JobRow";
 
 /** The external event a person raises (through the unpark endpoint) to resume a parked job. */
@@ -46,8 +47,10 @@ export const JobView = z.object({
 export type JobView = z.infer<typeof JobView>;
 
 /**
- * How a step ended. Transient failures are thrown (and retried by the orchestration's retry
- * policy); permanent ones come back as a value so they park the job instead of burning retries.
+ * How a step ended. Transient, ambiguous and bug failures are thrown (and retried by the
+ * orchestration's retry policy); permanent ones come back as a value so they park the job instead
+ * of burning retries. A bug still failing when the retries are spent parks the job too
+ * (`failureOfStep`).
  */
 export const StepOutcome = z.discriminatedUnion("outcome", [
     /**
@@ -60,6 +63,49 @@ export const StepOutcome = z.discriminatedUnion("outcome", [
     z.object({ outcome: z.literal("superseded"), reason: z.string() }),
 ]);
 export type StepOutcome = z.infer<typeof StepOutcome>;
+
+/** How a bug's failure is marked in its error's message: `[failure: bug in <step>] <message>`. */
+const BUG_MARK = /\[failure: bug in (\w+)\] ([^\n]*)/;
+
+/**
+ * A step that failed with a bug (see `FailureKind`): thrown by the step runner so that the
+ * orchestration, which sees nothing of an activity's error but its text once the step's retries
+ * are spent, can tell it from a transient failure.
+ */
+export class StepBugError extends Error implements DeclaresFailureKind {
+    readonly failureKind = "bug" as const;
+
+    constructor(step: string, message: string, options?: { cause?: unknown }) {
+        super(`[failure: bug in ${step}] ${message.split("\n")[0]}`, options);
+        this.name = "StepBugError";
+    }
+}
+
+/**
+ * What the orchestration learns from a step whose retries are spent: a `bug` with its step and
+ * message when the step runner marked it so (`StepBugError`, looked for in the error's text and
+ * in the failure details Durable Functions keeps of it); otherwise `transient`: the step runner
+ * throws nothing else but transient and ambiguous failures, and a failure before it ran (the
+ * activity's dependencies could not be built) has always counted as one.
+ */
+export function failureOfStep(error: unknown): { kind: "bug"; step: string; message: string } | { kind: "transient" } {
+    for (const text of textsOf(error)) {
+        const marked = BUG_MARK.exec(text);
+        if (marked) return { kind: "bug", step: marked[1]!, message: marked[2]!.trim() };
+    }
+    return { kind: "transient" };
+}
+
+/** The error's message and those of the failure details (and inner failures) it carries. */
+function textsOf(error: unknown): string[] {
+    const texts = [error instanceof Error ? error.message : String(error)];
+    let details = (error as { failureDetails?: { errorMessage?: unknown; innerFailure?: unknown } } | undefined)?.failureDetails;
+    for (let depth = 0; details && depth < 10; depth++) {
+        if (typeof details.errorMessage === "string") texts.push(details.errorMessage);
+        details = details.innerFailure as typeof details;
+    }
+    return texts;
+}
 
 /** Custom status shown by Durable Functions Monitor: small, flat, most selective key first. */
 export interface ProvisionStatus {

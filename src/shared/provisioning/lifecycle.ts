@@ -4,6 +4,7 @@ import { JobLife, lineOf } from "../jobs/jobLife";
 import { ClaimKey } from "./claimKeys";
 import type { BeginInput, EnterStageInput, ParkInput, StepInput, StepOutcome } from "./contracts";
 import { tellOpsOfParking } from "./parkAlert";
+import { failureKind, messageOf } from "../failures";
 import { isSmartsheetError } from "../smartsheet/errors";
 import { underClaim } from "./underClaim";
 import type { ProvisioningDeps } from "./ProvisioningDeps";
@@ -165,12 +166,15 @@ async function recordIntakeStatus(
             record: (row) => ({ ...row, ...columns, intakeStatus: status, intakeStatusError: undefined }),
         });
     } catch (error) {
-        if (!(isSmartsheetError(error) && (error.kind === "permanent" || options.bestEffort))) throw error;
+        // Refused for good (by Smartsheet, or the job's site is gone), or any Smartsheet failure when best effort.
+        const permanent = failureKind(error) === "permanent";
+        if (!(permanent || (options.bestEffort && isSmartsheetError(error)))) throw error;
         const key = formatJobKey(keyOf(context.row));
+        const message = messageOf(error);
         deps.log.error(
-            `job ${key}: could not write "${status}" onto intake row ${context.row.intakeRowId} (${error.message}); ` +
-                (error.kind === "permanent" ? "the job goes on" : "the intake sweep writes it"),
+            `job ${key}: could not write "${status}" onto intake row ${context.row.intakeRowId} (${message}); ` +
+                (permanent ? "the job goes on" : "the intake sweep writes it"),
         );
-        await context.update((row) => ({ ...row, intakeStatusError: error.message }));
+        await context.update((row) => ({ ...row, intakeStatusError: message }));
     }
 }

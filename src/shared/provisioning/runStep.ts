@@ -1,15 +1,13 @@
 import type { JobRow, JobRowInput, JobState } from "../jobs/JobRow";
 import { formatJobKey } from "../jobs/JobRow";
 import { JobLife } from "../jobs/jobLife";
-import { JobStateConflictError } from "../jobs/JobStore";
-import { NameDoesNotFitError } from "../naming/productNames";
-import { isSmartsheetError } from "../smartsheet/errors";
+import { failureKind, messageOf } from "../failures";
 import type { SmartsheetPort } from "../smartsheet/SmartsheetPort";
 import type { Site } from "../sites/Sites";
 import type { Blueprint } from "./Blueprint";
 import { loadBlueprint } from "./blueprintSource";
-import { NeedsPersonError, SupersededError } from "./errors";
-import type { JobView, StepInput, StepOutcome } from "./contracts";
+import { SupersededError } from "./errors";
+import { StepBugError, type JobView, type StepInput, type StepOutcome } from "./contracts";
 import type { ProvisioningDeps } from "./ProvisioningDeps";
 
 export interface StepContext {
@@ -37,8 +35,11 @@ export interface StepResult {
 /**
  * Runs one provisioning step the same way every time: touch `lastProgressAt` (proving to the
  * reaper that a live worker has the job), check that this instance still owns the job, do the
- * work, then add the Smartsheet calls it spent to the row and touch it again. Permanent
- * failures come back as an outcome; transient ones are recorded on the row and thrown.
+ * work, then add the Smartsheet calls it spent to the row and touch it again. What a failure
+ * does is what its error's `failureKind` says: a permanent one comes back as an outcome (the job
+ * parks); a superseded one as the outcome that stops quietly; a transient or ambiguous one is
+ * recorded on the row and thrown, for the step's retries; so is a bug, marked as one
+ * (`StepBugError`), so that the job parks with its message once the step's retries are spent.
  */
 export async function runStep(
     deps: ProvisioningDeps,
@@ -66,9 +67,9 @@ export async function runStep(
     try {
         started = await update((row) => ({ ...row, lastProgressAt: deps.now().toISOString() }));
     } catch (error) {
-        if (error instanceof SupersededError || error instanceof JobStateConflictError) {
-            deps.log.info(`job ${formatJobKey(key)}: ${step} skipped: ${error.message}`);
-            return { outcome: "superseded", reason: error.message };
+        if (failureKind(error) === "superseded") {
+            deps.log.info(`job ${formatJobKey(key)}: ${step} skipped: ${messageOf(error)}`);
+            return { outcome: "superseded", reason: messageOf(error) };
         }
         throw error;
     }
@@ -90,16 +91,22 @@ export async function runStep(
         const finished = await recordCalls(update, deps, tallied, from);
         return { outcome: "done", job: viewOf(finished), missing: result?.missing, waitUntil: result?.waitUntil };
     } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
+        const message = messageOf(error);
         const finished = await recordCalls(update, deps, tallied, from, message).catch(() => undefined);
-        if (error instanceof SupersededError || error instanceof JobStateConflictError) {
-            return { outcome: "superseded", reason: message };
+        const kind = failureKind(error);
+        switch (kind) {
+            case "superseded":
+                return { outcome: "superseded", reason: message };
+            case "permanent":
+                return { outcome: "permanent", reason: message, job: finished ? viewOf(finished) : undefined };
+            case "transient":
+            case "ambiguous":
+                deps.log.warn(`job ${formatJobKey(key)}: ${step} failed, will retry: ${message}`);
+                throw error;
+            case "bug":
+                deps.log.warn(`job ${formatJobKey(key)}: ${step} failed with an unexpected error (a bug?); its retries try again, then the job parks: ${message}`);
+                throw new StepBugError(step, message, { cause: error });
         }
-        if (error instanceof NeedsPersonError || error instanceof NameDoesNotFitError || (isSmartsheetError(error) && error.kind === "permanent")) {
-            return { outcome: "permanent", reason: message, job: finished ? viewOf(finished) : undefined };
-        }
-        deps.log.warn(`job ${formatJobKey(key)}: ${step} failed, will retry: ${message}`);
-        throw error;
     }
 }
 

@@ -1,6 +1,6 @@
 import type { SiteConfig } from "../config";
 import type { JobKey } from "../jobs/JobRow";
-import { PermanentSmartsheetError } from "../smartsheet/errors";
+import type { DeclaresFailureKind } from "../failures";
 import type { SmartsheetPort } from "../smartsheet/SmartsheetPort";
 
 /**
@@ -23,13 +23,15 @@ export interface Site {
  * A job whose intake sheet belongs to no configured site (its site was taken out of SITES while
  * the job was open). Permanent: the job parks, and nothing is written to Smartsheet for it.
  */
-export class NoSiteError extends PermanentSmartsheetError {
+export class NoSiteError extends Error implements DeclaresFailureKind {
+    readonly failureKind = "permanent" as const;
+
     constructor(intakeSheetId: string, known: readonly Site[]) {
         super(
             `Intake sheet ${intakeSheetId} belongs to no site this app serves (${known.map((site) => `${site.name}: ${site.intakeSheetId}`).join(", ")}); ` +
                 `add its site back to SITES, then unpark the job.`,
-            { operation: "siteOf" },
         );
+        this.name = "NoSiteError";
     }
 }
 

@@ -1,3 +1,5 @@
+import type { DeclaresFailureKind } from "../failures";
+
 export interface Clock {
     now(): number;
     sleep(ms: number): Promise<void>;
@@ -9,7 +11,9 @@ export const systemClock: Clock = {
 };
 
 /** The rate limit would let this request go only after its deadline: it was not sent. */
-export class RateLimitWaitTooLongError extends Error {
+export class RateLimitWaitTooLongError extends Error implements DeclaresFailureKind {
+    readonly failureKind = "transient" as const;
+
     constructor(readonly waitMs: number) {
         super(`the rate limit would hold this request back past its deadline (another ${Math.round(waitMs)} ms); not sent`);
         this.name = "RateLimitWaitTooLongError";

@@ -30,6 +30,7 @@ import type {
     CallTally,
     ChildKind,
     ColumnUpdate,
+    Created,
     CopySheetRequest,
     GetSheetOptions,
     NewCrossSheetReference,
@@ -96,6 +97,12 @@ interface SdkClient {
 
 const DEFAULT_RATE_LIMIT_BACKOFF = { baseMs: 2_000, maxMs: 60_000, maxTotalMs: 120_000 };
 const RETRYABLE_SERVER_CODES = new Set([4001, 4002, 4004]);
+/**
+ * Smartsheet's refusals of a create that mean what it makes is there already: 1129 "The resource
+ * you tried to create already exists." (a cross-sheet reference's name), 1193 "Duplicate summary
+ * field title.". Answered as `{ created: false }` (see `Created`), here and nowhere else.
+ */
+const ALREADY_EXISTS_CODES: ReadonlySet<number> = new Set([1129, 1193]);
 
 /**
  * The one Smartsheet adapter, over the official SDK. It paces requests, absorbs 429s, never
@@ -206,11 +213,12 @@ export class SdkSmartsheet implements SmartsheetPort {
         return { ...first, rows };
     }
 
-    async createCrossSheetReference(sheetId: number, reference: NewCrossSheetReference) {
-        const answer = await this.call("createCrossSheetReference", false, writeResult(CrossSheetReference), (retry) =>
-            this.sdk.sheets.createCrossSheetReference({ sheetId, body: reference, ...retry }),
+    async createCrossSheetReference(sheetId: number, reference: NewCrossSheetReference): Promise<Created<CrossSheetReference>> {
+        return created(
+            this.call("createCrossSheetReference", false, writeResult(CrossSheetReference), (retry) =>
+                this.sdk.sheets.createCrossSheetReference({ sheetId, body: reference, ...retry }),
+            ),
         );
-        return answer.result;
     }
 
     async getSummaryFields(sheetId: number) {
@@ -220,11 +228,12 @@ export class SdkSmartsheet implements SmartsheetPort {
         return summary.fields;
     }
 
-    async addSummaryFields(sheetId: number, fields: NewSummaryField[]) {
-        const answer = await this.call("addSummaryFields", false, writeResult(z.array(SummaryField)), (retry) =>
-            this.sdk.sheets.addSummaryFields({ sheetId, body: fields, ...retry }),
+    async addSummaryFields(sheetId: number, fields: NewSummaryField[]): Promise<Created<SummaryField[]>> {
+        return created(
+            this.call("addSummaryFields", false, writeResult(z.array(SummaryField)), (retry) =>
+                this.sdk.sheets.addSummaryFields({ sheetId, body: fields, ...retry }),
+            ),
         );
-        return answer.result;
     }
 
     async updateSummaryFields(sheetId: number, fields: SummaryFieldUpdate[]) {
@@ -345,6 +354,16 @@ function buildSdk(options: SdkSmartsheetOptions, limiter: RateLimiter): SdkClien
         calcRetryBackoff: () => -1,
     });
     return createClient({ accessToken: options.accessToken, baseUrl: options.baseUrl, requestor }) as unknown as SdkClient;
+}
+
+/** A create's answer: made, or refused because it is there already (`ALREADY_EXISTS_CODES`); any other failure is thrown. */
+async function created<T>(create: Promise<{ result: T }>): Promise<Created<T>> {
+    try {
+        return { created: true, value: (await create).result };
+    } catch (error) {
+        if (error instanceof PermanentSmartsheetError && error.errorCode !== undefined && ALREADY_EXISTS_CODES.has(error.errorCode)) return { created: false };
+        throw error;
+    }
 }
 
 function emptyTally(): CallTally {

@@ -93,6 +93,15 @@ export interface NewSummaryField {
 
 export type SummaryFieldUpdate = { id: number; objectValue: string | number | null } | { id: number; formula: string };
 
+/**
+ * The answer to a create whose name is its identity (a cross-sheet reference's name in its sheet,
+ * a summary field's title): made now, or there already, which Smartsheet answers with a refusal
+ * (1129 "already exists", 1193 "duplicate summary field title") and the adapter with this, so
+ * that no caller reads Smartsheet's error codes. There already is as good as made for a create
+ * sent again after an unanswered one, or after a crash.
+ */
+export type Created<T> = { created: true; value: T } | { created: false };
+
 /** Calls made, counted by Smartsheet operation (one per HTTP request, retries included). */
 export interface CallTally {
     total: number;
@@ -112,9 +121,11 @@ export interface SmartsheetPort {
     /** Not idempotent: Smartsheet has no idempotency key for copies. */
     copySheet(sheetId: number, request: CopySheetRequest): Promise<SheetRef>;
     getSheet(sheetId: number, options?: GetSheetOptions): Promise<SheetRead>;
-    createCrossSheetReference(sheetId: number, reference: NewCrossSheetReference): Promise<CrossSheetReference>;
+    /** `{ created: false }` when the sheet has a reference of that name already. */
+    createCrossSheetReference(sheetId: number, reference: NewCrossSheetReference): Promise<Created<CrossSheetReference>>;
     getSummaryFields(sheetId: number): Promise<SummaryField[]>;
-    addSummaryFields(sheetId: number, fields: NewSummaryField[]): Promise<SummaryField[]>;
+    /** `{ created: false }` when the summary has a field of one of those titles already: then none was added. */
+    addSummaryFields(sheetId: number, fields: NewSummaryField[]): Promise<Created<SummaryField[]>>;
     updateSummaryFields(sheetId: number, fields: SummaryFieldUpdate[]): Promise<SummaryField[]>;
     updateRows(sheetId: number, rows: RowUpdate[]): Promise<Row[]>;
     /**

@@ -1,4 +1,6 @@
-/** How a failed Smartsheet call should be treated by whoever made it. */
+import type { DeclaresFailureKind } from "../failures";
+
+/** How a failed Smartsheet call should be treated by whoever made it (an ambiguous write is transient). */
 type SmartsheetFailureKind = "transient" | "permanent";
 
 interface SmartsheetErrorDetails {
@@ -11,10 +13,17 @@ interface SmartsheetErrorDetails {
     cause?: string;
 }
 
-export abstract class SmartsheetError extends Error {
-    abstract readonly kind: SmartsheetFailureKind;
+export abstract class SmartsheetError extends Error implements DeclaresFailureKind {
+    /** Each class of failed call says which it is, once. */
+    abstract readonly failureKind: "transient" | "ambiguous" | "permanent";
+    /** Transient or permanent, as `failureKind` says. */
+    get kind(): SmartsheetFailureKind {
+        return this.failureKind === "permanent" ? "permanent" : "transient";
+    }
     /** True when a write may have been carried out although the call failed. */
-    readonly ambiguous: boolean = false;
+    get ambiguous(): boolean {
+        return this.failureKind === "ambiguous";
+    }
     readonly operation: string;
     readonly statusCode?: number;
     readonly errorCode?: number;
@@ -34,12 +43,12 @@ export abstract class SmartsheetError extends Error {
 
 /** Worth retrying later: rate limit, 5xx, timeouts, resets. */
 export class TransientSmartsheetError extends SmartsheetError {
-    readonly kind = "transient" as const;
+    readonly failureKind: "transient" | "ambiguous" = "transient";
 }
 
 /** Retrying will not help (4xx other than 429): a person has to change something first. */
 export class PermanentSmartsheetError extends SmartsheetError {
-    readonly kind = "permanent" as const;
+    readonly failureKind = "permanent" as const;
 }
 
 /**
@@ -48,7 +57,7 @@ export class PermanentSmartsheetError extends SmartsheetError {
  * wait a settle interval, list the destination and adopt what is there.
  */
 export class AmbiguousWriteError extends TransientSmartsheetError {
-    override readonly ambiguous = true;
+    override readonly failureKind = "ambiguous" as const;
 }
 
 /** Network causes that mean the request never reached Smartsheet (ENOTSENT: held back by the rate limit). */

@@ -1,5 +1,4 @@
 import type { JobRow } from "../../jobs/JobRow";
-import { isSmartsheetError } from "../../smartsheet/errors";
 import type { SummaryField } from "../../smartsheet/model";
 import { ClaimKey } from "../claimKeys";
 import type { StepInput, StepOutcome } from "../contracts";
@@ -24,7 +23,7 @@ export function stampSummary(deps: ProvisioningDeps, input: StepInput): Promise<
             const codeField = (fields: SummaryField[]) => fields.find((field) => field.title === PRODUCT_CODE_FIELD);
             await underClaim(deps, context, {
                 key: ClaimKey.stamp(template),
-                // Titles are unique in a summary: a field added twice is refused (1193), never doubled.
+                // Titles are unique in a summary: a field added twice is answered as there already, never doubled.
                 leaves: "nothing",
                 recorded: (latest) => (latest.codeStampedOn.includes(template) ? template : undefined),
                 // An earlier run's stamp may have landed: the field showing the code already is as good as stamping it.
@@ -37,11 +36,7 @@ export function stampSummary(deps: ProvisioningDeps, input: StepInput): Promise<
                     if (fieldId) {
                         await smartsheet.updateSummaryFields(copy.sheetId, [{ id: fieldId, objectValue: row.productCode }]);
                     } else {
-                        await smartsheet
-                            .addSummaryFields(copy.sheetId, [{ title: PRODUCT_CODE_FIELD, type: "TEXT_NUMBER", objectValue: row.productCode }])
-                            .catch((error: unknown) => {
-                                if (!(isSmartsheetError(error) && error.errorCode === 1193)) throw error;
-                            });
+                        await smartsheet.addSummaryFields(copy.sheetId, [{ title: PRODUCT_CODE_FIELD, type: "TEXT_NUMBER", objectValue: row.productCode }]);
                     }
                     return template;
                 },

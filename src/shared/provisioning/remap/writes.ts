@@ -1,14 +1,11 @@
 import type { PlannedSummaryWrite } from "../../jobs/JobRow";
-import { AmbiguousWriteError, isSmartsheetError } from "../../smartsheet/errors";
+import { AmbiguousWriteError } from "../../smartsheet/errors";
 import type { NewCrossSheetReference, SmartsheetPort } from "../../smartsheet/SmartsheetPort";
 import { ClaimKey } from "../claimKeys";
 import type { ProvisioningDeps } from "../ProvisioningDeps";
 import type { StepContext } from "../runStep";
 import { underClaim } from "../underClaim";
 import type { CopyRemap, ProductRemap } from "./plan";
-
-/** Smartsheet's "The resource you tried to create already exists." */
-const ALREADY_EXISTS = 1129;
 
 /**
  * Carries out a remap: the summary field ids and (with `recordRequests`, when the row's
@@ -75,14 +72,13 @@ async function createReferences(deps: ProvisioningDeps, context: StepContext, co
     });
 }
 
-/** Reference names are unique per sheet, so re-sending a create is safe: "exists" means done. */
+/** Reference names are unique per sheet, so re-sending a create is safe: one there already (`created: false`) means done. */
 async function createReference(deps: ProvisioningDeps, smartsheet: SmartsheetPort, sheetId: number, reference: NewCrossSheetReference) {
     for (let attempt = 1; ; attempt++) {
         try {
             await smartsheet.createCrossSheetReference(sheetId, reference);
             return;
         } catch (error) {
-            if (isSmartsheetError(error) && error.errorCode === ALREADY_EXISTS) return;
             if (!(error instanceof AmbiguousWriteError) || attempt >= 3) throw error;
             await deps.sleep(deps.timing.settleMs);
         }
