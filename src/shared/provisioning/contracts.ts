@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { DeclaresFailureKind } from "../failures";
+import { messageOf, type DeclaresFailureKind } from "../failures";
 import { JobKeyParts, JobState, Stage } from "../jobs/JobRow";
 
 /** The external event a person raises (through the unpark endpoint) to resume a parked job. */
@@ -98,7 +98,7 @@ export function failureOfStep(error: unknown): { kind: "bug"; step: string; mess
 
 /** The error's message and those of the failure details (and inner failures) it carries. */
 function textsOf(error: unknown): string[] {
-    const texts = [error instanceof Error ? error.message : String(error)];
+    const texts = [messageOf(error)];
     let details = (error as { failureDetails?: { errorMessage?: unknown; innerFailure?: unknown } } | undefined)?.failureDetails;
     for (let depth = 0; details && depth < 10; depth++) {
         if (typeof details.errorMessage === "string") texts.push(details.errorMessage);
