@@ -13,7 +13,7 @@ import { BlueprintStore } from "../../src/shared/provisioning/BlueprintStore";
 import { SharedListings } from "../../src/shared/provisioning/SharedListings";
 import type { Logger } from "../../src/shared/logger";
 import type { ProvisioningDeps } from "../../src/shared/provisioning/ProvisioningDeps";
-import { SdkSmartsheet } from "../../src/shared/smartsheet/SdkSmartsheet";
+import { SdkSmartsheet, type SdkSmartsheetOptions } from "../../src/shared/smartsheet/SdkSmartsheet";
 import type { SmartsheetPort } from "../../src/shared/smartsheet/SmartsheetPort";
 import { sitesFrom, type Site } from "../../src/shared/sites/Sites";
 import { storageAccessOf, tableClientFor } from "../../src/shared/storage";
@@ -74,6 +74,8 @@ export function settingsFor(sim: RunningSimulator, extra: Record<string, string>
 export interface HarnessOptions {
     simulator?: SimulatorOptions;
     settings?: Record<string, string>;
+    /** For every site's Smartsheet client, over the harness's own (a 2 s call timeout, the app's back-offs). */
+    smartsheet?: Partial<Omit<SdkSmartsheetOptions, "accessToken" | "baseUrl">>;
 }
 
 /**
@@ -118,7 +120,7 @@ async function harnessOn(sim: RunningSimulator, options: HarnessOptions): Promis
             instances.set(id, { runtimeStatus: "Terminated" });
         },
     };
-    const sites = sitesFrom(config.sites, (accessToken) => new SdkSmartsheet({ accessToken, baseUrl: sim.baseUrl, callTimeoutMs: 2_000, requestsPerMinute: config.SMARTSHEET_REQUESTS_PER_MINUTE }));
+    const sites = sitesFrom(config.sites, (accessToken) => new SdkSmartsheet({ accessToken, baseUrl: sim.baseUrl, callTimeoutMs: 2_000, requestsPerMinute: config.SMARTSHEET_REQUESTS_PER_MINUTE, ...options.smartsheet }));
     const site = sites.all()[0]!;
     const provisioning: ProvisioningDeps = {
         config,
