@@ -31,9 +31,11 @@ function ownHarness(test: (h: Harness, context: TestContext) => Promise<void>, o
  * out later, after the step looked, found nothing and wrote again.
  */
 describe.concurrent("late writes: an unanswered write that lands after the step wrote again", () => {
-    // Lands 4 s after it was sent; the product stays open for 5 s after the claim.
-    const LANDS_AFTER_MS = 4_000;
-    const lateWrites = (h: Harness) => ({ ...h.deps, timing: { ...h.deps.timing, lateWriteHorizonMs: 5_000 } });
+    // Lands 5 s after it was sent (2 s after the step's own look, which waits out its 3 s claim); the product stays open for
+    // 6.5 s after the claim. (Wider than the 4 s and 5 s these were while the tests ran one at a time: side by side, a
+    // loaded machine delayed a look past a landing 1 s after it.)
+    const LANDS_AFTER_MS = 5_000;
+    const lateWrites = (h: Harness) => ({ ...h.deps, timing: { ...h.deps.timing, lateWriteHorizonMs: 6_500 } });
 
     async function provisionFirstProduct(h: Harness, fault: { op: string; skip?: number }) {
         const { sim } = h;
