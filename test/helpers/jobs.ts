@@ -37,8 +37,11 @@ export async function writeDoneJobs(table: TableClient, pk: string, count: numbe
 }
 
 /**
- * Writes done jobs into one intake sheet's partition, 100 to a transaction (the table's
- * entity-group limit), the way JobStore stores a job row; `fields` are added to every row.
+ * Writes done jobs into one intake sheet's partition, 100 entities to a transaction (the table's
+ * entity-group limit), the way JobStore stores a job row; `fields` are added to every row. With
+ * `codeIndex`, each job's code row goes in beside it, as the sweep's write reserves it (the
+ * partition's code index must already be marked complete, e.g. by a `holderOfCode` before any job
+ * was written); without it the jobs are as written before the code index existed.
  */
 export async function writeDoneJobRows(
     table: TableClient,
@@ -46,27 +49,32 @@ export async function writeDoneJobRows(
     jobs: ReadonlyArray<{ rowKey: string; productCode: string; productName: string }>,
     fields: Record<string, unknown> = {},
     at = new Date(),
+    options: { codeIndex?: boolean } = {},
 ): Promise<void> {
     const now = at.toISOString();
-    for (let start = 0; start < jobs.length; start += 100) {
+    const perTransaction = options.codeIndex ? 50 : 100;
+    for (let start = 0; start < jobs.length; start += perTransaction) {
         await table.submitTransaction(
-            jobs.slice(start, start + 100).map(({ rowKey, productCode, productName }): TransactionAction => [
-                "create",
-                {
-                    partitionKey: pk,
-                    rowKey,
-                    kind: "job",
-                    productCode,
-                    productName,
-                    productLine: "Industrial",
-                    state: "done",
-                    stage: "register",
-                    attempt: 1,
-                    recoveries: 0,
-                    createdAt: now,
-                    lastProgressAt: now,
-                    ...fields,
-                },
+            jobs.slice(start, start + perTransaction).flatMap(({ rowKey, productCode, productName }): TransactionAction[] => [
+                [
+                    "create",
+                    {
+                        partitionKey: pk,
+                        rowKey,
+                        kind: "job",
+                        productCode,
+                        productName,
+                        productLine: "Industrial",
+                        state: "done",
+                        stage: "register",
+                        attempt: 1,
+                        recoveries: 0,
+                        createdAt: now,
+                        lastProgressAt: now,
+                        ...fields,
+                    },
+                ],
+                ...(options.codeIndex ? [["create", { partitionKey: pk, rowKey: `code-${productCode}`, kind: "code", jobRowKey: rowKey }] satisfies TransactionAction] : []),
             ]),
         );
     }

@@ -1,6 +1,7 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { sweepSite } from "../../src/shared/intake/intakeSweep";
-import { approvedRequest, CountingJobStore, intakeSheet } from "../helpers/intakeSheet";
+import { JobStore } from "../../src/shared/jobs/JobStore";
+import { approvedRequest, CountingJobStoreHoldingDone, intakeSheet } from "../helpers/intakeSheet";
 import { writeDoneJobRows } from "../helpers/jobs";
 import { useProvisioningHarness, type Harness } from "../helpers/provisioningHarness";
 
@@ -17,7 +18,9 @@ async function sweepCosts(h: Harness, clock: { at: number }, size: number) {
     const old = Array.from({ length: size - sheet.rowCount() - NEW_APPROVALS }, (_, n) => approvedRequest(`OLD-${n}`, { Status: "Done" }));
     await sheet.add(old);
     await writeDoneJobs(h, old.map((request) => String(request["Product Code"])));
-    const jobs = new CountingJobStore(h.table);
+    // The old done jobs, from one listing: the sweeps that read every row point-read each of them (counted all the same).
+    const jobs = new CountingJobStoreHoldingDone(h.table);
+    expect(await jobs.holdDoneJobs(String(sheet.sheetId()))).toBe(old.length);
     const deps = { ...h.deps, jobs, now: () => new Date(clock.at) };
 
     clock.at = T0 + 60_000;
@@ -51,11 +54,19 @@ async function sweepCosts(h: Harness, clock: { at: number }, size: number) {
     return { routine: routineCost, full: fullCost };
 }
 
-/** Done jobs for the old requests, whose Done reached their rows. */
+/**
+ * Done jobs for the old requests, whose Done reached their rows, each holding its code in the code
+ * index as the sweep that queued it left it. The index was marked complete by the first look at
+ * the partition, before any job (otherwise the first sweep would index every old job's code, one
+ * write each, once).
+ */
 async function writeDoneJobs(h: Harness, codes: readonly string[]): Promise<void> {
+    const pk = String(intakeSheet(h).sheetId());
+    expect(await h.jobs.holderOfCode(pk, codes[0]!)).toBeUndefined();
     const rowIds = rowIdsByCode(h);
     const jobs = codes.map((code) => ({ rowKey: String(rowIds.get(code)), productCode: code, productName: `Pump ${code}` }));
-    await writeDoneJobRows(h.table, String(intakeSheet(h).sheetId()), jobs, { intakeStatus: "Done" }, new Date(T0));
+    await writeDoneJobRows(h.table, pk, jobs, { intakeStatus: "Done" }, new Date(T0), { codeIndex: true });
+    expect(await new JobStore(h.table).holderOfCode(pk, codes.at(-1)!)).toBe(jobs.at(-1)!.rowKey);
 }
 
 /** One look at the simulator's whole state (it renders every row), not one per code. */

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { Alert } from "../../src/shared/alerts/AlertChannel";
 import { sweepSite } from "../../src/shared/intake/intakeSweep";
+import { JobStore } from "../../src/shared/jobs/JobStore";
+import { storageAccessOf, tableClientFor } from "../../src/shared/storage";
 import { approvedRequest, intakeSheet } from "../helpers/intakeSheet";
 import { useProvisioningHarness } from "../helpers/provisioningHarness";
 
@@ -9,10 +11,13 @@ describe("an intake row Smartsheet refuses to write", () => {
 
     it("regression #18.1 one row the Jobs table refuses wedges the sweep: a product line holding U+2028, quoted in its rejection (Azurite fails a transaction holding it) stops no other row; that row is named in an error line and tried again, the cursor stays", async () => {
         const h = harness.current;
+        // The storage client re-sends the failed transaction as always (three times), but without its 0.8 s, 1.6 s, 3.2 s back-off.
+        const table = tableClientFor(storageAccessOf(h.config), h.config.JOBS_TABLE, { retryOptions: { retryDelayInMs: 10, maxRetryDelayInMs: 40 } });
+        const deps = { ...h.deps, jobs: new JobStore(table) };
         const sheet = intakeSheet(h);
         await sheet.add([approvedRequest("SEP-1"), approvedRequest("SEP-2", { "Product Line": "Industrial\u2028Line two" }), approvedRequest("SEP-3")]);
 
-        const first = await sweepSite(h.deps, h.site);
+        const first = await sweepSite(deps, h.site);
 
         expect(first.queued).toEqual(expect.arrayContaining(["SEP-1", "SEP-3"].map(sheet.jobKeyOf)));
         expect(["SEP-1", "SEP-3"].map(sheet.status)).toEqual(["Queued", "Queued"]);
@@ -23,7 +28,7 @@ describe("an intake row Smartsheet refuses to write", () => {
         expect(refused).toEqual([expect.stringMatching(/^error .*the other rows go on, this row is tried again next sweep/)]);
         expect(sheet.status("SEP-2")).toBeUndefined();
         expect((await h.deps.cursors.read(sheet.sheetId())).cursor).toBeUndefined();
-        const second = await sweepSite(h.deps, h.site);
+        const second = await sweepSite(deps, h.site);
         expect(second.queued).toEqual([]);
         expect(h.deps.logs.filter((line) => line.includes(`job ${sheet.jobKeyOf("SEP-2")} could not be written to the Jobs table`))).toHaveLength(2);
     });
