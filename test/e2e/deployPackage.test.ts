@@ -16,26 +16,21 @@ describe("the deploy package: the app and the jobs CLI bundled by esbuild (npm r
     const parent = mkdtempSync(path.join(tmpdir(), "sheetwright-package-"));
     const azureStorage = path.join(parent, "azureStorage");
     const scheduler = path.join(parent, "durableTaskScheduler");
+    // The package for the other backend is needed only for its host.json: it is built while the
+    // bundle for azureStorage runs its products end to end (mostly waiting on the host), and
+    // awaited by the test that reads it.
+    let schedulerBuilt: Promise<unknown> = Promise.resolve();
     beforeAll(async () => {
         await buildDeployPackage({ outDir: azureStorage, backend: "azureStorage" });
-        await buildDeployPackage({ outDir: scheduler, backend: "durableTaskScheduler" });
+        schedulerBuilt = buildDeployPackage({ outDir: scheduler, backend: "durableTaskScheduler" });
+        // Never an unhandled rejection: a failed build fails the test that awaits it.
+        schedulerBuilt.catch(() => undefined);
     }, 120_000);
-    afterAll(() => rmSync(parent, { recursive: true, force: true }));
-    const stack = useE2E(startE2E);
-
-    it("holds four files, no dependency to install, and host.json for the backend it was built for", () => {
-        expect(readdirSync(azureStorage).sort()).toEqual(["host.json", "index.js", "package.json", "sheetwright-jobs.js"]);
-        const manifest = JSON.parse(readFileSync(path.join(azureStorage, "package.json"), "utf8")) as Record<string, unknown>;
-        expect(manifest).toMatchObject({ main: "index.js", bin: { "sheetwright-jobs": "sheetwright-jobs.js" } });
-        expect(manifest).not.toHaveProperty("dependencies");
-        expect(manifest).not.toHaveProperty("scripts");
-
-        const committed = JSON.parse(readFileSync(path.join(ROOT, "host.json"), "utf8")) as { extensions: { durableTask: Record<string, unknown> } };
-        expect(JSON.parse(readFileSync(path.join(azureStorage, "host.json"), "utf8"))).toEqual(committed);
-        const forScheduler = JSON.parse(readFileSync(path.join(scheduler, "host.json"), "utf8")) as typeof committed;
-        expect(forScheduler.extensions.durableTask.storageProvider).toMatchObject({ type: "azureManaged" });
-        expect({ ...forScheduler.extensions.durableTask, storageProvider: undefined }).toEqual({ ...committed.extensions.durableTask, storageProvider: undefined });
+    afterAll(async () => {
+        await schedulerBuilt.catch(() => undefined);
+        rmSync(parent, { recursive: true, force: true });
     });
+    const stack = useE2E(startE2E);
 
     it("registers every function and provisions products end to end from the bundle; its own jobs CLI lists them", async () => {
         const e2e = await stack.start({ appDir: azureStorage });
@@ -70,5 +65,20 @@ describe("the deploy package: the app and the jobs CLI bundled by esbuild (npm r
         expect(cli.stderr).toBe("");
         expect(cli.status).toBe(0);
         for (const code of CODES) expect(cli.stdout).toContain(code);
+    });
+
+    it("holds four files, no dependency to install, and host.json for the backend it was built for", async () => {
+        await schedulerBuilt;
+        expect(readdirSync(azureStorage).sort()).toEqual(["host.json", "index.js", "package.json", "sheetwright-jobs.js"]);
+        const manifest = JSON.parse(readFileSync(path.join(azureStorage, "package.json"), "utf8")) as Record<string, unknown>;
+        expect(manifest).toMatchObject({ main: "index.js", bin: { "sheetwright-jobs": "sheetwright-jobs.js" } });
+        expect(manifest).not.toHaveProperty("dependencies");
+        expect(manifest).not.toHaveProperty("scripts");
+
+        const committed = JSON.parse(readFileSync(path.join(ROOT, "host.json"), "utf8")) as { extensions: { durableTask: Record<string, unknown> } };
+        expect(JSON.parse(readFileSync(path.join(azureStorage, "host.json"), "utf8"))).toEqual(committed);
+        const forScheduler = JSON.parse(readFileSync(path.join(scheduler, "host.json"), "utf8")) as typeof committed;
+        expect(forScheduler.extensions.durableTask.storageProvider).toMatchObject({ type: "azureManaged" });
+        expect({ ...forScheduler.extensions.durableTask, storageProvider: undefined }).toEqual({ ...committed.extensions.durableTask, storageProvider: undefined });
     });
 });

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, it } from "vitest";
 import { useE2E, waitFor, type E2E } from "../helpers/e2e";
 import { alertInbox, intake, job, jobIn, startRecoveryE2E } from "../helpers/recoveryKit";
 
@@ -15,14 +15,15 @@ async function parkingJob(e2e: E2E, code: string): Promise<string> {
     return key;
 }
 
-describe("never silent, end to end: a park alert that did not go through is retried", { timeout: 180_000 }, () => {
+// The tests run side by side, each on its own host and simulator.
+describe.concurrent("never silent, end to end: a park alert that did not go through is retried", { timeout: 180_000 }, () => {
     const stack = useE2E(startRecoveryE2E);
 
-    it("the webhook answers 500 at park time: the row says not alerted and the log says why; once it is fixed, the next reaper run delivers", async () => {
+    it("the webhook answers 500 at park time: the row says not alerted and the log says why; once it is fixed, the next reaper run delivers", async ({ expect, onTestFinished }) => {
         const hook = await alertInbox();
-        stack.defer(hook.close);
+        stack.defer(hook.close, { onTestFinished });
         hook.answer = 500;
-        const e2e = await stack.start({ only: [], settings: { ALERT_WEBHOOK_URL: hook.url } });
+        const e2e = await stack.start({ only: [], settings: { ALERT_WEBHOOK_URL: hook.url } }, { onTestFinished });
         const key = await parkingJob(e2e, "IND-6001");
         await e2e.fire("intakeSweep");
 
@@ -50,10 +51,10 @@ describe("never silent, end to end: a park alert that did not go through is retr
         expect(hook.alerts).toHaveLength(tries);
     });
 
-    it("a job whose intake row was deleted mid-job still alerts ops when it parks", async () => {
+    it("a job whose intake row was deleted mid-job still alerts ops when it parks", async ({ expect, onTestFinished }) => {
         const hook = await alertInbox();
-        stack.defer(hook.close);
-        const e2e = await stack.start({ only: [], settings: { ALERT_WEBHOOK_URL: hook.url } });
+        stack.defer(hook.close, { onTestFinished });
+        const e2e = await stack.start({ only: [], settings: { ALERT_WEBHOOK_URL: hook.url } }, { onTestFinished });
         // Slow copies: time to delete the intake row while the job is in its copy stage.
         e2e.sim.core.configure({ latencyMs: { copySheet: 1_500 } });
         const key = await parkingJob(e2e, "IND-6002");
@@ -77,10 +78,10 @@ describe("never silent, end to end: a park alert that did not go through is retr
         );
     });
 
-    it("regression #18.5 park step run twice at once, end to end: with every activity delivered twice at once, ops hears of the parking once", async () => {
+    it("regression #18.5 park step run twice at once, end to end: with every activity delivered twice at once, ops hears of the parking once", async ({ expect, onTestFinished }) => {
         const hook = await alertInbox();
-        stack.defer(hook.close);
-        const e2e = await stack.start({ only: [], settings: { ALERT_WEBHOOK_URL: hook.url, LOCALHOST_DUPLICATE_ACTIVITIES: "concurrent" } });
+        stack.defer(hook.close, { onTestFinished });
+        const e2e = await stack.start({ only: [], settings: { ALERT_WEBHOOK_URL: hook.url, LOCALHOST_DUPLICATE_ACTIVITIES: "concurrent" } }, { onTestFinished });
         const key = await parkingJob(e2e, "IND-6003");
         await e2e.fire("intakeSweep");
 

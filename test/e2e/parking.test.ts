@@ -1,17 +1,34 @@
-import { describe, expect, it } from "vitest";
+import { describe, it } from "vitest";
 import { useE2E, waitFor } from "../helpers/e2e";
 import { inspectProduct, intakeRow } from "../helpers/inspectProduct";
 import { createTableClient } from "../../src/shared/storage";
 import { alertInbox, copyCalls, intake, job, jobIn, startRecoveryE2E, transitions } from "../helpers/recoveryKit";
 
-describe("recovery end to end: parking, unparking, too many recoveries, reconciliation", { timeout: 180_000 }, () => {
+// The tests run side by side, each on its own host and simulator: most of their time is the
+// reaper's window passing.
+/**
+ * Three windows pass before the job parks, so this test's window is shorter than FAST_RECOVERY's
+ * 12 s: a Smartsheet call may take 3 s (a write 4.5 s with the rate-limit waits, then 1 s to
+ * settle), a worker 6 s, which puts the longest a live job can go without progress at 9 s
+ * (+ 2 s of step retry delay + 1 s of clock skew); the window is 9.6 s, the late-write horizon
+ * 6 s, and the reaper looks every second.
+ */
+const TIGHTER_WINDOW = {
+    AzureFunctionsJobHost__functionTimeout: "00:00:06",
+    SMARTSHEET_CALL_TIMEOUT_SECONDS: "3",
+    LATE_WRITE_HORIZON_SECONDS: "6",
+    STALE_AFTER_MINUTES: "0.16",
+    REAPER_SCHEDULE: "* * * * * *",
+};
+
+describe.concurrent("recovery end to end: parking, unparking, too many recoveries, reconciliation", { timeout: 180_000 }, () => {
     const stack = useE2E(startRecoveryE2E);
 
 
-    it("the long names afternoon: parked with the reason everywhere, then one unpark each finishes them", async () => {
+    it("the long names afternoon: parked with the reason everywhere, then one unpark each finishes them", async ({ expect, onTestFinished }) => {
         const inbox = await alertInbox();
-        stack.defer(inbox.close);
-        const e2e = await stack.start({ only: [], settings: { ALERT_WEBHOOK_URL: inbox.url } });
+        stack.defer(inbox.close, { onTestFinished });
+        const e2e = await stack.start({ only: [], settings: { ALERT_WEBHOOK_URL: inbox.url } }, { onTestFinished });
         const rows = intake(e2e);
         const first = await rows.add("IND-5001", "Coolant Pump", "Industrial");
         const second = await rows.add("CON-5002", "Milk Frother", "Consumer");
@@ -64,8 +81,8 @@ describe("recovery end to end: parking, unparking, too many recoveries, reconcil
         expect(e2e.sim.core.calls().byOperation.deleteSheet ?? 0).toBe(0);
     });
 
-    it("the long names afternoon, fixed in the field: the documented row edit lets the next reaper run finish it", async () => {
-        const e2e = await stack.start({ only: [] });
+    it("the long names afternoon, fixed in the field: the documented row edit lets the next reaper run finish it", async ({ expect, onTestFinished }) => {
+        const e2e = await stack.start({ only: [] }, { onTestFinished });
         const key = await intake(e2e).add("IND-5003", "Coolant Pump", "Industrial");
         e2e.sim.core.configure({ nameLimit: 40 });
         await e2e.fire("intakeSweep");
@@ -86,10 +103,10 @@ describe("recovery end to end: parking, unparking, too many recoveries, reconcil
         expect(e2e.sim.core.calls().byOperation.createFolder).toBe(1);
     });
 
-    it("too many recoveries: a job whose copy keeps failing is recovered MAX_RECOVERIES times, then parked and alerted, and stays parked", async () => {
+    it("too many recoveries: a job whose copy keeps failing is recovered MAX_RECOVERIES times, then parked and alerted, and stays parked", async ({ expect, onTestFinished }) => {
         const inbox = await alertInbox();
-        stack.defer(inbox.close);
-        const e2e = await stack.start({ only: ["CON-2201"], settings: { ALERT_WEBHOOK_URL: inbox.url, STEP_RETRY_ATTEMPTS: "1" } });
+        stack.defer(inbox.close, { onTestFinished });
+        const e2e = await stack.start({ only: ["CON-2201"], settings: { ALERT_WEBHOOK_URL: inbox.url, STEP_RETRY_ATTEMPTS: "1", ...TIGHTER_WINDOW } }, { onTestFinished });
         e2e.sim.core.setFaults([{ op: "copySheet", kind: "error4002", times: 10_000, match: "Suppliers" }]);
         await e2e.fire("intakeSweep");
         const key = intake(e2e).keyOf("CON-2201");
@@ -112,8 +129,8 @@ describe("recovery end to end: parking, unparking, too many recoveries, reconcil
         expect(inspectProduct(e2e.sim.core.state(), "CON-2201").sheets).toHaveLength(6);
     });
 
-    it("an invariant error parks the job with its message after the step's own retries, not after the reaper's recoveries", async () => {
-        const e2e = await stack.start({ only: [] });
+    it("an invariant error parks the job with its message after the step's own retries, not after the reaper's recoveries", async ({ expect, onTestFinished }) => {
+        const e2e = await stack.start({ only: [] }, { onTestFinished });
         const key = await intake(e2e).add("IND-5004", "Coolant Pump", "Industrial");
         // Parked at the register stage first (the Filing Index refuses the row once), so that the row can be edited.
         e2e.sim.core.setFaults([{ op: "addRows", kind: "error1004", times: 1 }]);
@@ -143,8 +160,8 @@ describe("recovery end to end: parking, unparking, too many recoveries, reconcil
         expect(e2e.host.logs.filter((line) => line.includes("registerDocumentRegister failed with an unexpected error"))).toHaveLength(2);
     });
 
-    it("after an outage: start-up reconciliation writes the done the rows missed, and done is never moved back", async () => {
-        const e2e = await stack.start({ only: ["IND-1042", "CON-2201"] });
+    it("after an outage: start-up reconciliation writes the done the rows missed, and done is never moved back", async ({ expect, onTestFinished }) => {
+        const e2e = await stack.start({ only: ["IND-1042", "CON-2201"] }, { onTestFinished });
         await e2e.fire("intakeSweep");
         const keys = [intake(e2e).keyOf("IND-1042"), intake(e2e).keyOf("CON-2201")];
         for (const key of keys) await jobIn(e2e, key, "done");
@@ -168,8 +185,8 @@ describe("recovery end to end: parking, unparking, too many recoveries, reconcil
         expect((await job(e2e, keys[0]!))?.state).toBe("done");
     });
 
-    it("unpark answers 401 without a key, 400, 404 and 409, and restarts a parked job whose orchestration vanished", async () => {
-        const e2e = await stack.start({ only: [] });
+    it("unpark answers 401 without a key, 400, 404 and 409, and restarts a parked job whose orchestration vanished", async ({ expect, onTestFinished }) => {
+        const e2e = await stack.start({ only: [] }, { onTestFinished });
         const key = await intake(e2e).add("IND-5004", "Coolant Pump", "Industrial");
         expect((await fetch(`${e2e.host.url}/api/jobs/${key}/unpark`, { method: "POST" })).status).toBe(401);
         expect((await e2e.api("jobs/not-a-key/unpark", { method: "POST" })).status).toBe(400);

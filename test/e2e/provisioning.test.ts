@@ -70,11 +70,12 @@ function waitUntilDone(e2e: E2E, count: number, timeoutMs = 60_000): Promise<Job
     }, `${count} jobs done`, timeoutMs);
 }
 
-describe("provisioning end to end: local Functions host, Azurite, Smartsheet simulator", { timeout: 120_000 }, () => {
+// The tests run side by side, each on its own host and simulator.
+describe.concurrent("provisioning end to end: local Functions host, Azurite, Smartsheet simulator", { timeout: 120_000 }, () => {
     const stack = useE2E(startE2E);
 
-    it("provisions every approved intake row: folder, seven named sheets, own references, code, filing row, Done", async () => {
-        const e2e = await stack.start();
+    it("provisions every approved intake row: folder, seven named sheets, own references, code, filing row, Done", async ({ expect, onTestFinished }) => {
+        const e2e = await stack.start(undefined, { onTestFinished });
         await e2e.fire("intakeSweep");
         const done = await waitUntilDone(e2e, 3);
         const state = e2e.sim.core.state();
@@ -119,8 +120,8 @@ describe("provisioning end to end: local Functions host, Azurite, Smartsheet sim
         expect(e2e.host.logs.filter((line) => line.includes(e2e.settings.SMARTSHEET_ACCESS_TOKEN!))).toEqual([]);
     });
 
-    it("changes nothing when swept twice, every message is delivered three times and every activity runs twice", async () => {
-        const e2e = await stack.start({ duplicateActivities: "sequential" });
+    it("changes nothing when swept twice, every message is delivered three times and every activity runs twice", async ({ expect, onTestFinished }) => {
+        const e2e = await stack.start({ duplicateActivities: "sequential" }, { onTestFinished });
         await e2e.fire("intakeSweep");
         await e2e.fire("intakeSweep");
         const keys = Object.values(intakeKeys(e2e.sim.core.state()));
@@ -138,15 +139,15 @@ describe("provisioning end to end: local Functions host, Azurite, Smartsheet sim
         expect(await jobsInState(e2e, "done")).toHaveLength(3);
     });
 
-    it("makes every write once when every activity runs twice at the same time (concurrent duplicates)", async () => {
-        const e2e = await stack.start({ duplicateActivities: "concurrent" });
+    it("makes every write once when every activity runs twice at the same time (concurrent duplicates)", async ({ expect, onTestFinished }) => {
+        const e2e = await stack.start({ duplicateActivities: "concurrent" }, { onTestFinished });
         e2e.sim.core.configure({ latencyMs: { copySheet: 100, createFolder: 100, addRows: 100, updateRows: 50 } });
         await e2e.fire("intakeSweep");
         expectEachWriteOnce(e2e, await waitUntilDone(e2e, 3, 90_000));
     });
 
-    it("fits a long, emoji-laden product name into 50-character names and still provisions it", async () => {
-        const e2e = await stack.start();
+    it("fits a long, emoji-laden product name into 50-character names and still provisions it", async ({ expect, onTestFinished }) => {
+        const e2e = await stack.start(undefined, { onTestFinished });
         const name = "Ultra 🚀 Präzisions-Drehmomentschlüssel   Kalibrier-Set 👩‍🔬 mit erweiterter Garantie und Koffer";
         const key = await addIntakeRow(e2e, {
             "Product Code": "IND-7777",
@@ -165,8 +166,8 @@ describe("provisioning end to end: local Functions host, Azurite, Smartsheet sim
         expect(product.foreignFormulas).toEqual([]);
     });
 
-    it("rejects an intake row without a product code, says why on the row, and creates nothing", async () => {
-        const e2e = await stack.start();
+    it("rejects an intake row without a product code, says why on the row, and creates nothing", async ({ expect, onTestFinished }) => {
+        const e2e = await stack.start(undefined, { onTestFinished });
         const key = await addIntakeRow(e2e, { "Product Name": "Nameless Pump", "Product Line": "Industrial", Approved: true });
         const foldersBefore = e2e.sim.core.state().folders.length;
         await e2e.fire("intakeSweep");
@@ -190,8 +191,8 @@ describe("provisioning end to end: local Functions host, Azurite, Smartsheet sim
         expect(await instancesOf(e2e, `provision-${key}`)).toHaveLength(0);
     });
 
-    it("parks a job on a permanent error, tells the customer, and resumes at the same stage when unpark is raised", async () => {
-        const e2e = await stack.start();
+    it("parks a job on a permanent error, tells the customer, and resumes at the same stage when unpark is raised", async ({ expect, onTestFinished }) => {
+        const e2e = await stack.start(undefined, { onTestFinished });
         // The name rules tighten: the longest sheet names no longer fit.
         e2e.sim.core.configure({ nameLimit: 33 });
         const key = intakeKeys(e2e.sim.core.state())["CON-2201"]!;
@@ -221,8 +222,8 @@ describe("provisioning end to end: local Functions host, Azurite, Smartsheet sim
         expect(product.filingRows).toHaveLength(1);
     });
 
-    it("starts one orchestration for ten deliveries of one message", async () => {
-        const e2e = await stack.start();
+    it("starts one orchestration for ten deliveries of one message", async ({ expect, onTestFinished }) => {
+        const e2e = await stack.start(undefined, { onTestFinished });
         await e2e.fire("intakeSweep");
         const key = intakeKeys(e2e.sim.core.state())["IND-1042"]!;
         const [pk, rk] = key.split("-");
@@ -233,8 +234,8 @@ describe("provisioning end to end: local Functions host, Azurite, Smartsheet sim
         expect(e2e.sim.core.calls().byOperation.copySheet).toBe(21);
     });
 
-    it("moves a malformed message to the poison queue, logs it, and changes nothing", async () => {
-        const e2e = await stack.start();
+    it("moves a malformed message to the poison queue, logs it, and changes nothing", async ({ expect, onTestFinished }) => {
+        const e2e = await stack.start(undefined, { onTestFinished });
         await e2e.sendRaw('{"v":1,"jobKey":{"pk":"123"}}');
         await e2e.sendRaw("definitely not json");
         const poisoned = await waitFor(async () => {
@@ -247,8 +248,8 @@ describe("provisioning end to end: local Functions host, Azurite, Smartsheet sim
         expect(e2e.sim.core.calls().total).toBe(0);
     });
 
-    it("serves jobs over HTTP with function keys: 401, 400, 404 and 200", async () => {
-        const e2e = await stack.start();
+    it("serves jobs over HTTP with function keys: 401, 400, 404 and 200", async ({ expect, onTestFinished }) => {
+        const e2e = await stack.start(undefined, { onTestFinished });
         await e2e.fire("intakeSweep");
         const key = intakeKeys(e2e.sim.core.state())["IND-1042"]!;
         expect((await fetch(`${e2e.host.url}/api/jobs/${key}`)).status).toBe(401);

@@ -1,10 +1,12 @@
-import { describe, expect, it } from "vitest";
+import { describe, it } from "vitest";
 import { useE2E, type E2E } from "../helpers/e2e";
 import { inspectProduct } from "../helpers/inspectProduct";
 import { uniqueName } from "../helpers/names";
 import { copyCalls, intake, job, jobIn, sheetsCopied, startRecoveryE2E, transitions } from "../helpers/recoveryKit";
 
-describe("recovery end to end: the patient reaper", { timeout: 180_000 }, () => {
+// The tests run side by side, each on its own host and simulator: most of their time is the
+// reaper's window and the late-write horizon passing.
+describe.concurrent("recovery end to end: the patient reaper", { timeout: 180_000 }, () => {
     const stack = useE2E(startRecoveryE2E);
 
 
@@ -19,8 +21,8 @@ describe("recovery end to end: the patient reaper", { timeout: 180_000 }, () => 
         return intake(e2e).keyOf(code);
     }
 
-    it("four of seven: a host killed mid-copy restarts and finishes, copying nothing twice", async () => {
-        const e2e = await stack.start({ only: ["IND-1042"] });
+    it("four of seven: a host killed mid-copy restarts and finishes, copying nothing twice", async ({ expect, onTestFinished }) => {
+        const e2e = await stack.start({ only: ["IND-1042"] }, { onTestFinished });
         const key = await fourOfSeven(e2e, "IND-1042");
         expect(inspectProduct(e2e.sim.core.state(), "IND-1042").sheets).toHaveLength(4);
         await e2e.host.kill();
@@ -36,8 +38,8 @@ describe("recovery end to end: the patient reaper", { timeout: 180_000 }, () => 
         expect(product.foreignFormulas).toEqual([]);
     });
 
-    it("four of seven, orchestration state lost with the worker: after the window the reaper finishes it from the row", async () => {
-        const e2e = await stack.start({ only: ["IND-1042"] });
+    it("four of seven, orchestration state lost with the worker: after the window the reaper finishes it from the row", async ({ expect, onTestFinished }) => {
+        const e2e = await stack.start({ only: ["IND-1042"] }, { onTestFinished });
         const key = await fourOfSeven(e2e, "IND-1042");
         await e2e.host.kill();
         // A new task hub: the killed orchestration is gone; only the job row remembers the job.
@@ -52,8 +54,8 @@ describe("recovery end to end: the patient reaper", { timeout: 180_000 }, () => 
         expect(e2e.sim.core.calls().byOperation.deleteSheet ?? 0).toBe(0);
     });
 
-    it("an orchestration terminated by hand with its row left running is finished by the reaper", async () => {
-        const e2e = await stack.start({ only: ["CON-2201"] });
+    it("an orchestration terminated by hand with its row left running is finished by the reaper", async ({ expect, onTestFinished }) => {
+        const e2e = await stack.start({ only: ["CON-2201"] }, { onTestFinished });
         const key = await fourOfSeven(e2e, "CON-2201");
         const before = (await job(e2e, key))!;
         const terminated = await e2e.durable(`instances/${before.instanceId}/terminate?reason=by+hand`, { method: "POST" });
@@ -65,8 +67,8 @@ describe("recovery end to end: the patient reaper", { timeout: 180_000 }, () => 
         expect(copyCalls(e2e)).toBe(7);
     });
 
-    it("the slow copy that succeeded: a copy answered 4002 after it was made is adopted, seven sheets in all", async () => {
-        const e2e = await stack.start({ only: ["CON-2201"] });
+    it("the slow copy that succeeded: a copy answered 4002 after it was made is adopted, seven sheets in all", async ({ expect, onTestFinished }) => {
+        const e2e = await stack.start({ only: ["CON-2201"] }, { onTestFinished });
         e2e.sim.core.setFaults([{ op: "copySheet", kind: "commitThenError4002", skip: 2, times: 1 }]);
         await e2e.fire("intakeSweep");
         const key = intake(e2e).keyOf("CON-2201");
@@ -76,7 +78,7 @@ describe("recovery end to end: the patient reaper", { timeout: 180_000 }, () => 
         expect(transitions(e2e, /recovery/)).toEqual([]);
     });
 
-    it("patience: a copy slower than the reaper's interval but inside the window is never reaped", async () => {
+    it("patience: a copy slower than the reaper's interval but inside the window is never reaped", async ({ expect, onTestFinished }) => {
         const e2e = await stack.start({
             only: ["CON-2201"],
             settings: {
@@ -86,7 +88,7 @@ describe("recovery end to end: the patient reaper", { timeout: 180_000 }, () => 
                 LATE_WRITE_HORIZON_SECONDS: "25",
                 STALE_AFTER_MINUTES: "0.5",
             },
-        });
+        }, { onTestFinished });
         e2e.sim.core.setFaults([{ op: "copySheet", kind: "delay", delayMs: 12_000, skip: 3, times: 1 }]);
         await e2e.fire("intakeSweep");
         const key = intake(e2e).keyOf("CON-2201");
@@ -98,8 +100,8 @@ describe("recovery end to end: the patient reaper", { timeout: 180_000 }, () => 
         expect(copyCalls(e2e)).toBe(7);
     });
 
-    it("patience: the same delay beyond the window is reaped only after the live activity has ended", async () => {
-        const e2e = await stack.start({ only: ["CON-2201"], settings: { STEP_RETRY_ATTEMPTS: "1" } });
+    it("patience: the same delay beyond the window is reaped only after the live activity has ended", async ({ expect, onTestFinished }) => {
+        const e2e = await stack.start({ only: ["CON-2201"], settings: { STEP_RETRY_ATTEMPTS: "1" } }, { onTestFinished });
         // Longer than the window; the worker's call gives up after 5 s, its activity ends.
         e2e.sim.core.setFaults([{ op: "copySheet", kind: "delay", delayMs: 13_000, skip: 3, times: 1 }]);
         await e2e.fire("intakeSweep");

@@ -1,6 +1,6 @@
 import path from "node:path";
 import { freePort, HostProcess } from "@sheetwright/functions-host";
-import { afterEach, inject } from "vitest";
+import { afterEach, inject, type TestContext } from "vitest";
 import { JobStore } from "../../src/shared/jobs/JobStore";
 import { createQueueClient, createTableClient } from "../../src/shared/storage";
 import type { RunningSimulator, SimulatorOptions } from "../../tools/smartsheet-sim";
@@ -131,7 +131,14 @@ export async function waitFor<T>(
     }
 }
 
-/** One stack per test, stopped after it together with whatever else the test deferred. */
+/** What a test hands over so that its stack is stopped when it finishes: its context (`async (t) => …`), concurrent tests too. */
+export type OwnTest = Pick<TestContext, "onTestFinished">;
+
+/**
+ * One stack per test, stopped after it together with whatever else the test deferred. In a
+ * `describe.concurrent` block, give `start` and `defer` the test's context: the stop then hangs on
+ * that test's own `onTestFinished`, as a shared afterEach cannot tell concurrent tests apart.
+ */
 export function useE2E<O>(starter: (options?: O) => Promise<E2E>) {
     let current: E2E | undefined;
     const cleanups: Array<() => Promise<void>> = [];
@@ -141,12 +148,15 @@ export function useE2E<O>(starter: (options?: O) => Promise<E2E>) {
         for (const cleanup of cleanups.splice(0)) await cleanup();
     });
     return {
-        async start(options?: O): Promise<E2E> {
-            current = await starter(options);
-            return current;
+        async start(options?: O, test?: OwnTest): Promise<E2E> {
+            const started = await starter(options);
+            if (test) test.onTestFinished(() => started.stop());
+            else current = started;
+            return started;
         },
-        defer(cleanup: () => Promise<void>): void {
-            cleanups.push(cleanup);
+        defer(cleanup: () => Promise<void>, test?: OwnTest): void {
+            if (test) test.onTestFinished(cleanup);
+            else cleanups.push(cleanup);
         },
     };
 }
