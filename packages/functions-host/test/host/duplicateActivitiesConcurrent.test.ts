@@ -1,6 +1,6 @@
 import { expect, it } from "vitest";
 import { uniqueName } from "../helpers/names";
-import { APP_DIR, conformanceSettings, durableApi, probe, sleep, testLog } from "./support/hostTestClient";
+import { APP_DIR, conformanceSettings, durableApi, probe, testLog, waitFor } from "./support/hostTestClient";
 import { useInProcessHost } from "./support/inProcessHost";
 
 // Set through the app setting this time, not HostOptions.duplicateActivities.
@@ -16,8 +16,11 @@ it("duplicateActivities=concurrent starts every activity twice at once and repor
     const status = await api.until(key, ["Completed"]);
     // Run 1 sleeps 400 ms, so run 2 finishes first and its result is the one reported.
     expect(status.output).toBe(2);
-    await sleep(500);
-    const runs = (await probe(host.url)).activityRuns;
+    // Wait for run 1 to end as well (rather than sleeping past its delay).
+    const runs = await waitFor("both runs to end", async () => {
+        const { activityRuns } = await probe(host.url);
+        return activityRuns[`counted-${key}-end`]?.length === 2 ? activityRuns : undefined;
+    });
     const starts = runs[`counted-${key}`] as { at: number }[];
     const ends = runs[`counted-${key}-end`] as { at: number; run: number }[];
     expect(starts).toHaveLength(2);

@@ -14,7 +14,7 @@ async function idTrail(instanceId: string): Promise<[string, number][]> {
         .map((r) => [r.EventType, r.EventType === "TaskCompleted" || r.EventType === "TaskFailed" ? (r.TaskScheduledId as number) : r.EventType === "TimerFired" ? (r.TimerId as number) : r.EventId]);
 }
 
-describe("an orchestration using every durable feature", () => {
+describe.concurrent("an orchestration using every durable feature", () => {
     it("runs callActivity, retries, Task.all, timers, Task.any with cancel, an external event from DurableClient.raiseEvent, custom status, a sub-orchestration and continueAsNew", async () => {
         const id = uniqueName("feature");
         const started = await call("POST", `${host.url}/api/orchestrators/featureOrchestration/${id}`, {});
@@ -60,7 +60,7 @@ describe("an orchestration using every durable feature", () => {
     });
 });
 
-describe("retries (callActivityWithRetry)", () => {
+describe.concurrent("retries (callActivityWithRetry)", () => {
     it("records TaskScheduled/TaskFailed/TimerCreated/TimerFired with the real host's ids and delays", async () => {
         const id = uniqueName("retry");
         await api.start("retryOrchestration", id, { key: id, failTimes: 2, maxAttempts: 3, firstRetryMs: 200, backoff: 2 });
@@ -114,7 +114,7 @@ describe("retries (callActivityWithRetry)", () => {
     });
 });
 
-describe("timers", () => {
+describe.concurrent("timers", () => {
     it("splits a timer longer than 6 days into legs of 3 days, with the SDK's sequence ids", async () => {
         const id = uniqueName("long");
         await api.start("longTimerOrchestration", id);
@@ -127,7 +127,7 @@ describe("timers", () => {
     });
 });
 
-describe("large values", () => {
+describe.concurrent("large values", () => {
     it("round-trips inputs and outputs larger than a table property or a queue message", async () => {
         const id = uniqueName("large");
         const big = "x".repeat(100_000);
@@ -139,7 +139,7 @@ describe("large values", () => {
     });
 });
 
-describe("external events", () => {
+describe.concurrent("external events", () => {
     it("buffers an event raised before the orchestrator waits for it", async () => {
         const id = uniqueName("early");
         await api.start("waitOrchestration", id);
@@ -156,7 +156,7 @@ describe("external events", () => {
     });
 });
 
-describe("terminate", () => {
+describe.concurrent("terminate", () => {
     it("terminates while an activity runs: the activity still finishes, the instance stays Terminated", async () => {
         const id = uniqueName("term");
         const key = uniqueName("block");
@@ -179,7 +179,7 @@ describe("terminate", () => {
     });
 });
 
-describe("suspend and resume", () => {
+describe.concurrent("suspend and resume", () => {
     it("delivers no events while Suspended and continues after resume", async () => {
         const id = uniqueName("susp");
         await api.start("waitOrchestration", id);
@@ -199,7 +199,7 @@ describe("suspend and resume", () => {
     });
 });
 
-describe("determinism check", () => {
+describe.concurrent("determinism check", () => {
     it("fails an instance whose replay diverges from its history, saying what differed", async () => {
         const id = uniqueName("nondet");
         await api.start("nonDeterministicOrchestration", id);
@@ -210,7 +210,7 @@ describe("determinism check", () => {
     });
 });
 
-describe("instance ids and startNew", () => {
+describe.concurrent("instance ids and startNew", () => {
     it("refuses startNew on a running id (500, as the host) and overwrites a completed one with a new execution", async () => {
         const id = uniqueName("reuse");
         const key = uniqueName("block");
@@ -242,7 +242,7 @@ describe("instance ids and startNew", () => {
     });
 });
 
-describe("status, purge and list", () => {
+describe.concurrent("status, purge and list", () => {
     it("answers 404 for an unknown instance (DurableClient.getStatus throws)", async () => {
         expect((await api.status(uniqueName("ghost"))).status).toBe(404);
         const viaClient = await call("GET", `${host.url}/api/status/${uniqueName("ghost")}`);

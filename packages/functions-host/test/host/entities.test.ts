@@ -28,7 +28,7 @@ async function schedulerRow(key: string): Promise<{ RuntimeStatus: string; state
     return { RuntimeStatus: row.RuntimeStatus, state: JSON.parse(row.Input) };
 }
 
-describe("signals and reads from clients", () => {
+describe.concurrent("signals and reads from clients", () => {
     it("applies signals from the durable-functions client in order and reads the state back through it", async () => {
         const key = uniqueName("client");
         for (const amount of [1, 2, 3, 4]) expect((await call("POST", `${host.url}/api/counter/${key}/add`, amount)).status).toBe(202);
@@ -91,7 +91,7 @@ describe("signals and reads from clients", () => {
     });
 });
 
-describe("entities from orchestrations", () => {
+describe.concurrent("entities from orchestrations", () => {
     it("returns callEntity results in order, records EventSent rows, and still sends a signal issued on the way out", async () => {
         const key = uniqueName("calls");
         const id = uniqueName("caller");
@@ -128,7 +128,7 @@ describe("entities from orchestrations", () => {
     });
 });
 
-describe("critical sections", () => {
+describe.concurrent("critical sections", () => {
     it("holds back other operations on a locked entity until the orchestration releases it, then applies them in order", async () => {
         const from = uniqueName("acct");
         const to = uniqueName("acct");
@@ -209,7 +209,7 @@ describe("critical sections", () => {
     });
 });
 
-describe("redelivery", () => {
+describe.concurrent("redelivery", () => {
     it("recognises an entity message it already applied (as after a crash between commit and delete) and does not apply it twice", async () => {
         const { QueueClient } = await import("@azure/storage-queue");
         const key = uniqueName("dup");

@@ -59,7 +59,7 @@ describe("rewind plans and HTTP polls (pure)", () => {
     });
 });
 
-describe("suspend, resume, terminate and purge in states that do not allow them", () => {
+describe.concurrent("suspend, resume, terminate and purge in states that do not allow them", () => {
     it("refuses to suspend a suspended instance and to resume a running one with the extension's 500 and warning, and to purge it", async () => {
         const id = uniqueName("susp");
         await api.start("waiter", id);
@@ -108,7 +108,7 @@ describe("suspend, resume, terminate and purge in states that do not allow them"
     });
 });
 
-describe("restart", () => {
+describe.concurrent("restart", () => {
     it("restarts a finished instance under the same id, or a new one with restartWithNewInstanceId", async () => {
         const id = uniqueName("restart");
         await api.start("versioned", id, "again");
@@ -139,7 +139,7 @@ describe("restart", () => {
     });
 });
 
-describe("rewind", () => {
+describe.concurrent("rewind", () => {
     it("answers 404 for an unknown instance, 410 for a completed one and 500 for a running one", async () => {
         expect((await call("POST", instanceUrl(uniqueName("none"), "rewind", "?reason=x"))).status).toBe(404);
         const done = uniqueName("rw-done");
@@ -203,7 +203,7 @@ describe("rewind", () => {
     });
 });
 
-describe("callHttp (BuiltIn::HttpActivity)", () => {
+describe.concurrent("callHttp (BuiltIn::HttpActivity)", () => {
     it("follows the 202 Location polling pattern against a loopback URL", async () => {
         const id = uniqueName("http");
         await api.start("httpCaller", id, { url: `${host.url}/api/hvjob` });
@@ -236,7 +236,7 @@ describe("callHttp (BuiltIn::HttpActivity)", () => {
     });
 });
 
-it("keeps an explicit sub-orchestration id across callSubOrchestratorWithRetry attempts", async () => {
+it.concurrent("keeps an explicit sub-orchestration id across callSubOrchestratorWithRetry attempts", async () => {
     const id = uniqueName("subretry");
     await api.start("subRetryParent", id, id);
     const status = await api.until(id, ["Completed"]);

@@ -21,7 +21,7 @@ async function startThroughStarter(name: string, input?: unknown): Promise<{ id:
 const subOrchestrationRows = async (id: string) =>
     (await historyRows(connectionString, hub, id)).filter((row) => row.EventType.startsWith("SubOrchestrationInstance")) as unknown as { EventType: string; EventId: number; InstanceId?: string }[];
 
-it("retries a sub-orchestration under the id the orchestrator gave, even when it looks like a default id (<id>:0)", async () => {
+it.concurrent("retries a sub-orchestration under the id the orchestrator gave, even when it looks like a default id (<id>:0)", async () => {
     const { id } = await startThroughStarter("spRetryChildWithZeroSuffix");
     const status = await api.until(id, ["Completed", "Failed"]);
     expect(status.runtimeStatus).toBe("Completed");
@@ -33,7 +33,7 @@ it("retries a sub-orchestration under the id the orchestrator gave, even when it
     expect((await api.status(`${id}:2`)).status).toBe(404);
 });
 
-it("gives each attempt of a sub-orchestration without an id a new default id from its sequence id", async () => {
+it.concurrent("gives each attempt of a sub-orchestration without an id a new default id from its sequence id", async () => {
     const { id } = await startThroughStarter("spRetryChildWithDefaultId");
     const status = await api.until(id, ["Completed", "Failed"]);
     expect(status.runtimeStatus).toBe("Completed");
@@ -47,7 +47,7 @@ it("gives each attempt of a sub-orchestration without an id a new default id fro
     expect((await api.status(`${id}:0`)).json().runtimeStatus).toBe("Failed");
 });
 
-it("waits for events against one timeout timer yielded again in every round of a Task.any loop, and completes once the right one arrives", async () => {
+it.concurrent("waits for events against one timeout timer yielded again in every round of a Task.any loop, and completes once the right one arrives", async () => {
     const started = await startThroughStarter("spChallenge");
     await api.until(started.id, ["Running"]);
     const raise = (code: number) => call("POST", started.sendEventPostUri.replace("{eventName}", "Answer"), JSON.stringify(code), { "content-type": "application/json" });
@@ -58,7 +58,7 @@ it("waits for events against one timeout timer yielded again in every round of a
     expect(status.output).toEqual({ accepted: true, attempts: 2 });
 });
 
-it("binds an activity's output from the properties of its input, as backupSiteContent.js's backups/{backupPath} needs", async () => {
+it.concurrent("binds an activity's output from the properties of its input, as backupSiteContent.js's backups/{backupPath} needs", async () => {
     const batch = uniqueName("b").toLowerCase();
     const { id } = await startThroughStarter("spCopyFiles", { batch, files: ["a.txt", "bb.txt", "ccc.txt"] });
     const status = await api.until(id, ["Completed", "Failed"]);

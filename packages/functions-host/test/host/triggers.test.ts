@@ -20,7 +20,7 @@ const settings = conformanceSettings(connectionString, {
 const logs: string[] = [];
 const host = useInProcessHost(APP_DIR, () => settings, { pollIntervalMs: 200, log: (line) => logs.push(line) });
 
-describe("admin API", () => {
+describe.concurrent("admin API", () => {
     it("lists every registered function with its trigger type", async () => {
         const reply = await call("GET", `${host.url}/admin/functions`);
         expect(reply.status).toBe(200);
@@ -46,7 +46,7 @@ describe("admin API", () => {
     });
 });
 
-describe("HTTP triggers", () => {
+describe.concurrent("HTTP triggers", () => {
     it("passes route parameters, query, headers and body, and returns headers and cookies", async () => {
         const reply = await call("POST", `${host.url}/api/hello/ada?x=1&x=2&y=3`, "the body", { "x-echo": "echoed", "content-type": "text/plain" });
         expect(reply.status).toBe(200);
@@ -98,7 +98,7 @@ describe("HTTP triggers", () => {
     });
 });
 
-describe("timer triggers", () => {
+describe.concurrent("timer triggers", () => {
     it("runs on startup (runOnStartup) and then on the NCRONTAB schedule with the host's TimerInfo", async () => {
         const state = await waitFor("three tick invocations", async () => {
             const s = await probe(host.url);
@@ -126,8 +126,9 @@ describe("timer triggers", () => {
     });
 });
 
-describe("function-level retry policies", () => {
-    it("retries a failed timer run under its fixedDelay policy, telling each run its retryContext, until it succeeds", async () => {
+// The describes above and below run side by side; these tests share flakyTimer's state, one after the other.
+describe.concurrent("function-level retry policies", () => {
+    it.sequential("retries a failed timer run under its fixedDelay policy, telling each run its retryContext, until it succeeds", async () => {
         expect((await call("POST", `${host.url}/api/flaky-timer/3`)).status).toBe(204);
         await host.fire("flakyTimer");
         const runs = await waitFor("the third run of flakyTimer", async () => {
@@ -142,7 +143,7 @@ describe("function-level retry policies", () => {
         expect(runs[2].exception.message).toContain("flaky timer run 2");
     });
 
-    it("gives up after maxRetryCount retries, and the timer keeps its schedule", async () => {
+    it.sequential("gives up after maxRetryCount retries, and the timer keeps its schedule", async () => {
         expect((await call("POST", `${host.url}/api/flaky-timer/99`)).status).toBe(204);
         await host.fire("flakyTimer");
         await waitFor("three runs of flakyTimer", async () => (await probe(host.url)).flakyTimerRuns.length === 3, 10_000);
@@ -151,12 +152,12 @@ describe("function-level retry policies", () => {
         expect(logs.filter((line) => line.includes("Timer 'flakyTimer': retry "))).toHaveLength(4);
     });
 
-    it("says at start that the runtime applies no retry policy to an HTTP trigger", () => {
+    it.sequential("says at start that the runtime applies no retry policy to an HTTP trigger", () => {
         expect(logs.some((line) => line.includes("Function 'flakyTimerSetup' has a retry policy") && line.includes("httpTrigger"))).toBe(true);
     });
 });
 
-describe("queue triggers", () => {
+describe.concurrent("queue triggers", () => {
     it("decodes base64 JSON into an object, passes dequeueCount, and writes the output binding", async () => {
         const input = queue(connectionString, settings.HOSTAPP_QUEUE as string);
         await input.createIfNotExists();
@@ -200,7 +201,7 @@ describe("queue triggers", () => {
     });
 });
 
-describe("durable client inputs", () => {
+describe.concurrent("durable client inputs", () => {
     it("lets a timer function start an orchestration through its DurableClient", async () => {
         expect((await call("POST", `${host.url}/admin/functions/timerStarter`, { input: "" })).status).toBe(202);
         const status = await durableApi(host.url).until(settings.HOSTAPP_TIMER_INSTANCE as string, ["Completed"]);
@@ -217,7 +218,7 @@ describe("durable client inputs", () => {
     });
 });
 
-describe("functionTimeout (AzureFunctionsJobHost__functionTimeout=00:00:02)", () => {
+describe.concurrent("functionTimeout (AzureFunctionsJobHost__functionTimeout=00:00:02)", () => {
     it("fails an HTTP invocation that runs too long with the host's timeout message", async () => {
         const started = Date.now();
         const reply = await call("GET", `${host.url}/api/slow?ms=4000`);
@@ -235,6 +236,7 @@ describe("functionTimeout (AzureFunctionsJobHost__functionTimeout=00:00:02)", ()
     });
 });
 
+// After every test above: it counts their invocations, then stops the host.
 describe("hooks and shutdown", () => {
     it("ran appStart once before triggers, and pre/post invocation hooks around every invocation", async () => {
         // Invocations abandoned by the timeout tests run their post hooks when they finish; the probe's own

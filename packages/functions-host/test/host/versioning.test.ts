@@ -38,7 +38,7 @@ describe("version comparison (DTFx VersioningSettings.CompareVersions)", () => {
     });
 });
 
-it("gives an instance started without a version the defaultVersion, shown by the status API, the Instances table and context.df.version", async () => {
+it.concurrent("gives an instance started without a version the defaultVersion, shown by the status API, the Instances table and context.df.version", async () => {
     const id = uniqueName("v-default");
     expect((await api.start("versioned", id, "hi")).status).toBe(202);
     const status = await api.until(id, ["Completed"]);
@@ -51,7 +51,7 @@ it("gives an instance started without a version the defaultVersion, shown by the
     expect(history.version).toBe("1.0");
 });
 
-it("runs an older explicit version (CurrentOrOlder), passed through the durable client's startNew version option", async () => {
+it.concurrent("runs an older explicit version (CurrentOrOlder), passed through the durable client's startNew version option", async () => {
     const id = uniqueName("v-old");
     const reply = await call("POST", `${host.url}/api/hvstart/versioned/${id}?version=0.9`, JSON.stringify("older"));
     expect(reply.status).toBe(200);
@@ -60,7 +60,7 @@ it("runs an older explicit version (CurrentOrOlder), passed through the durable 
     expect(status.output).toEqual({ version: "0.9", echoed: "older" });
 });
 
-it("gives sub-orchestrations the defaultVersion unless the call names one", async () => {
+it.concurrent("gives sub-orchestrations the defaultVersion unless the call names one", async () => {
     const id = uniqueName("v-parent");
     await api.start("versionedParent", id);
     const status = await api.until(id, ["Completed"]);
@@ -69,7 +69,7 @@ it("gives sub-orchestrations the defaultVersion unless the call names one", asyn
     expect((await api.status(`${id}-pinned`)).json().version).toBe("0.5");
 });
 
-it("leaves a newer-version instance Pending and unprocessed (versionFailureStrategy Reject), and logs why", async () => {
+it.concurrent("leaves a newer-version instance Pending and unprocessed (versionFailureStrategy Reject), and logs why", async () => {
     const id = uniqueName("v-new");
     expect((await call("POST", `${host.url}/api/hvstart/versioned/${id}?version=2.0`, JSON.stringify("too new"))).status).toBe(200);
     await waitFor("the rejection to be logged", () => lines.some((l) => l.includes(`instance '${id}'`) && l.includes("versionFailureStrategy Reject leaves it waiting")));

@@ -1,8 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import path from "node:path";
-import { freePort } from "../../../src/azurite";
-import { waitFor } from "./hostTestClient";
 
 const ROOT = path.resolve(__dirname, "../../..");
 const MAIN = path.join(ROOT, "dist/main.js");
@@ -42,19 +40,33 @@ export function ensureHostBuilt(): void {
     if (!existsSync(MAIN) || stale(sources)) throw new Error(`Building the host failed:\n${result.stdout}\n${result.stderr}`);
 }
 
-/** Starts `node dist/main.js --app <appDir>` (the bin `functions-host`) on a free port and waits for "Host started:". */
-export async function spawnHost(appDir: string, env: Record<string, string>): Promise<HostProcess> {
-    const port = await freePort();
-    const child = spawn(process.execPath, [MAIN, "--app", appDir, "--port", String(port)], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+/**
+ * Starts `node dist/main.js --app <appDir> --port 0` (the bin `functions-host`; 0 = a port the
+ * host's own listen picks, so hosts started side by side cannot race for one) and resolves with
+ * its URL as soon as it prints "Host started: <url>"; rejects at once if it exits first.
+ */
+export async function spawnHost(appDir: string, env: Record<string, string>, timeoutMs = 30_000): Promise<HostProcess> {
+    const child = spawn(process.execPath, [MAIN, "--app", appDir, "--port", "0"], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
     children.push(child);
     let output = "";
-    child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    await waitFor("the host process to start", () => {
-        if (child.exitCode !== null) throw new Error(`host exited early:\n${output}`);
-        return output.includes("Host started:");
-    }, 30_000);
-    return { child, url: `http://127.0.0.1:${port}`, output: () => output };
+    const url = await new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`Timed out after ${timeoutMs} ms waiting for the host process to start:\n${output}`)), timeoutMs);
+        const onData = (chunk: Buffer) => {
+            output += chunk.toString();
+            const started = /Host started: (http:\/\/\S+)\r?\n/.exec(output); // the whole line, not a chunk cut mid-URL
+            if (started) {
+                clearTimeout(timer);
+                resolve(started[1] as string);
+            }
+        };
+        child.stdout?.on("data", onData);
+        child.stderr?.on("data", onData);
+        child.once("exit", (code, signal) => {
+            clearTimeout(timer);
+            reject(new Error(`host exited early (${signal ?? code}):\n${output}`));
+        });
+    });
+    return { child, url, output: () => output };
 }
 
 /** SIGKILL, as a crashed instance: no shutdown, no flush. Resolves once the process is gone. */

@@ -30,10 +30,18 @@ export async function call(method: string, url: string, body?: unknown, headers:
     return { status: response.status, headers: response.headers, text, json: () => JSON.parse(text) };
 }
 
-/** Polls `probe` until it returns something other than undefined/false. */
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 15_000, intervalMs = 40): Promise<T> {
+/** Without an interval, waitFor polls after 20 ms, then twice as long each time, up to this. */
+const MAX_POLL_INTERVAL_MS = 160;
+
+/**
+ * Polls `probe` until it returns something other than undefined/false: every `intervalMs` when
+ * given, else soon at first and then less often (many tests wait at once on one host, and each
+ * probe costs the host and Azurite a request).
+ */
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 15_000, intervalMs?: number): Promise<T> {
     const deadline = Date.now() + timeoutMs;
     let lastError: unknown;
+    let waitMs = intervalMs ?? 20;
     while (Date.now() < deadline) {
         try {
             const value = await probe();
@@ -41,7 +49,8 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
         } catch (error) {
             lastError = error;
         }
-        await new Promise((r) => setTimeout(r, intervalMs));
+        await new Promise((r) => setTimeout(r, waitMs));
+        if (intervalMs === undefined) waitMs = Math.min(waitMs * 2, MAX_POLL_INTERVAL_MS);
     }
     throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}${lastError ? ` (last error: ${(lastError as Error).message})` : ""}`);
 }
