@@ -1,7 +1,7 @@
 import { defineConfig } from "vitest/config";
 
 /**
- * The host's conformance tests, two files at a time (most of their time is spent waiting on
+ * The host's conformance tests, three files at a time (most of their time is spent waiting on
  * hosts and timers), on one Azurite of their own. `npm test` at the repository's root runs them
  * too, as its project "host".
  */
@@ -13,8 +13,8 @@ export default defineConfig({
         hookTimeout: 60_000,
         include: ["test/**/*.test.ts"],
         globalSetup: ["test/helpers/globalSetup.ts"],
-        maxWorkers: 2,
-        // First in the repository root's npm test, before the app's suite and its chaos run.
-        sequence: { groupOrder: 0 },
+        maxWorkers: 3,
+        // In the repository root's npm test: after its fast tiers, beside its end-to-end tests, before its chaos run.
+        sequence: { groupOrder: 1 },
     },
 });
