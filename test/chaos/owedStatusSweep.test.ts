@@ -40,6 +40,17 @@ describe("the harness's sweep for owed statuses (regression: audited while the s
         expect(await sweepUntilClean(fakeHost(3, 5), { sleep: noWait, tries: 3 })).toEqual({ fired: 3, clean: false });
     });
 
+    // Chaos seed 26120302, schedule 64 (seed 1960969656): after a tight-budget schedule the shared budget refused the
+    // owed-status sweep's first call (it would have waited ~0.4 s past its deadline); fired again at once, three times
+    // within a second, the sweep failed the same way each time and the audit found the typed "In progress" never put right.
+    it("regression chaos seed 26120302 schedule 64 owed-status sweep re-fired at once: pauses, doubling, before firing a failed sweep again", async () => {
+        const slept: number[] = [];
+        const sleep = async (ms: number) => void slept.push(ms);
+        const host = fakeHost(1, 3);
+        expect(await sweepUntilClean(host, { sleep, pollMs: 200, pauseMs: 1_000 })).toEqual({ fired: 4, clean: true });
+        expect(slept.filter((ms) => ms !== 200)).toEqual([1_000, 2_000, 4_000]);
+    });
+
     it("gives up on a sweep that never ends after its time, and says it was not clean", async () => {
         expect(await sweepUntilClean(fakeHost(Number.POSITIVE_INFINITY), { sleep: noWait, tries: 1, perSweepMs: 1_000, pollMs: 100 })).toEqual({ fired: 1, clean: false });
     });

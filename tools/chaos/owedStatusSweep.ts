@@ -16,13 +16,14 @@ export interface OwedStatusSweep {
  * Fires the intake sweep and waits until that sweep has ended (the host's `Executed` line), not
  * merely until Smartsheet is quiet: a sweep waiting on the shared budget makes no call for
  * seconds. A sweep whose site failed (its budget refused a call) is fired again, as the timer
- * would, up to `tries` times.
+ * would, up to `tries` times — after a pause that doubles from `pauseMs`, as the timer's next
+ * run comes later: a budget that refuses a call now refuses it again a moment later.
  */
 export async function sweepUntilClean(
     host: SweepingHost,
-    options: { tries?: number; perSweepMs?: number; pollMs?: number; sleep?: (ms: number) => Promise<void> } = {},
+    options: { tries?: number; perSweepMs?: number; pollMs?: number; pauseMs?: number; sleep?: (ms: number) => Promise<void> } = {},
 ): Promise<OwedStatusSweep> {
-    const { tries = 3, perSweepMs = 60_000, pollMs = 200 } = options;
+    const { tries = 4, perSweepMs = 60_000, pollMs = 200, pauseMs = 1_000 } = options;
     const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
     let fired = 0;
     for (;;) {
@@ -38,6 +39,7 @@ export async function sweepUntilClean(
         }
         const clean = now.ended > before.ended && now.siteFailures === before.siteFailures;
         if (clean || fired >= tries) return { fired, clean };
+        await sleep(pauseMs * 2 ** (fired - 1));
     }
 }
 
