@@ -3,6 +3,8 @@ import type { Alert } from "../../src/shared/alerts/AlertChannel";
 import { sweepSite } from "../../src/shared/intake/intakeSweep";
 import { JobStore } from "../../src/shared/jobs/JobStore";
 import { storageAccessOf, tableClientFor } from "../../src/shared/storage";
+import type { SmartsheetPort } from "../../src/shared/smartsheet/SmartsheetPort";
+import type { Site } from "../../src/shared/sites/Sites";
 import { approvedRequest, intakeSheet } from "../helpers/intakeSheet";
 import { useProvisioningHarness } from "../helpers/provisioningHarness";
 
@@ -49,7 +51,11 @@ describe("an intake row Smartsheet refuses to write", () => {
         await h.jobs.update(sheet.keyOf("TWO-2"), (row) => ({ ...row, state: "done", stage: "register" }), { from: ["queued"] });
         h.sim.core.lockRows(sheet.sheetId(), [sheet.rowIdOf("TWO-2")], true);
 
-        const sweeps = await Promise.all([sweepSite(deps, h.site, "full"), sweepSite(deps, h.site, "full")]);
+        // Both sweeps send their status writes before either hears the refusal: how the chaos run's
+        // sweeps overlapped, and on a loaded machine otherwise one sweep may finish before the other
+        // reads the job (then it rightly leaves a refusal that is backing off alone).
+        const overlapping = statusWritesMeet(h.site, 2);
+        const sweeps = await Promise.all([sweepSite(deps, overlapping, "full"), sweepSite(deps, overlapping, "full")]);
 
         expect(sweeps.flatMap((sweep) => sweep.statusesRefused)).toEqual([sheet.jobKeyOf("TWO-2"), sheet.jobKeyOf("TWO-2")]);
         expect(alerts.filter((alert) => alert.event === "intake.rowRefused")).toHaveLength(1);
@@ -116,3 +122,36 @@ describe("an intake row Smartsheet refuses to write", () => {
         expect(alerts).toHaveLength(1);
     });
 });
+
+/**
+ * The site with its Smartsheet client holding each row-status write (updateRowsEach) until
+ * `parties` of them have been sent, then letting every one through, and any after them at once.
+ */
+function statusWritesMeet(site: Site, parties: number): Site {
+    const waiting: Array<() => void> = [];
+    let met = false;
+    const arrive = () =>
+        met
+            ? Promise.resolve()
+            : new Promise<void>((resolve) => {
+                  waiting.push(resolve);
+                  if (waiting.length === parties) {
+                      met = true;
+                      for (const release of waiting) release();
+                  }
+              });
+    const holding = (port: SmartsheetPort): SmartsheetPort =>
+        new Proxy(port, {
+            get(target, property) {
+                if (property === "withOwnTally") return (...args: Parameters<SmartsheetPort["withOwnTally"]>) => holding(target.withOwnTally(...args));
+                if (property === "updateRowsEach")
+                    return async (...args: Parameters<SmartsheetPort["updateRowsEach"]>) => {
+                        await arrive();
+                        return target.updateRowsEach(...args);
+                    };
+                const value: unknown = Reflect.get(target, property, target);
+                return typeof value === "function" ? value.bind(target) : value;
+            },
+        });
+    return { ...site, smartsheet: holding(site.smartsheet) };
+}
