@@ -40,10 +40,11 @@ describe("the harness's sweep for owed statuses (regression: audited while the s
         expect(await sweepUntilClean(fakeHost(3, 5), { sleep: noWait, tries: 3 })).toEqual({ fired: 3, clean: false });
     });
 
-    // Chaos seed 26120302, schedule 64 (seed 1960969656): after a tight-budget schedule the shared budget refused the
-    // owed-status sweep's first call (it would have waited ~0.4 s past its deadline); fired again at once, three times
-    // within a second, the sweep failed the same way each time and the audit found the typed "In progress" never put right.
-    it("regression chaos seed 26120302 schedule 64 owed-status sweep re-fired at once: pauses, doubling, before firing a failed sweep again", async () => {
+    // Chaos seed 26120302, schedule 64 (seed 1960969656): after a tight-budget schedule and a host restart the shared
+    // budget refused the endgame's sweeps their first call (each would have waited past its deadline); the harness's
+    // answer sweep was fired once and not waited for, and the audit found a typed "In progress" never put right. The
+    // answer sweep now goes through sweepUntilClean too, which fires a failed sweep again only after a pause.
+    it("regression chaos seed 26120302 schedule 64 answer sweep refused by the budget: pauses, doubling, before firing a failed sweep again", async () => {
         const slept: number[] = [];
         const sleep = async (ms: number) => void slept.push(ms);
         const host = fakeHost(1, 3);
