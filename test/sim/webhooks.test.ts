@@ -95,6 +95,8 @@ interface Answer {
     body?: unknown;
     /** Hold the answer this long. */
     delayMs?: number;
+    /** Hold the answer until this settles. */
+    until?: Promise<void>;
 }
 
 class Receiver {
@@ -122,13 +124,14 @@ class Receiver {
                 const answer = isChallenge ? receiver.challenge(received) : receiver.answer(received, receiver.callbacks().length - 1);
                 receiver.concurrent += 1;
                 receiver.maxConcurrent = Math.max(receiver.maxConcurrent, receiver.concurrent);
-                setTimeout(() => {
+                const reply = () => {
                     receiver.concurrent -= 1;
                     if (response.destroyed) return;
                     const payload = answer.body === undefined ? "" : JSON.stringify(answer.body);
                     response.writeHead(answer.status ?? 200, { "Content-Type": "application/json", ...answer.headers });
                     response.end(payload);
-                }, answer.delayMs ?? 0);
+                };
+                void (answer.until ?? Promise.resolve()).then(() => setTimeout(reply, answer.delayMs ?? 0));
             });
         });
         await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -421,36 +424,43 @@ describe("event callbacks", () => {
 
     it("collects the writes of one debounce window into one callback", async () => {
         const { sim } = context;
+        const debounceMs = 300; // wide enough for three writes on a busy machine
+        await admin(sim, "POST", "config", { webhooks: { debounceMs } });
         const receiver = await Receiver.start();
         await enabledHook(sim, receiver);
+        const start = Date.now();
         const rows = [await addRow(sim, "a"), await addRow(sim, "b"), await addRow(sim, "c")];
         const [callback] = await receiver.waitForCallbacks(1);
         expect(rowsCreatedIn(callback!)).toEqual(rows);
-        await sleep(TIMING.debounceMs * 2);
+        expect(callback!.at - start).toBeGreaterThanOrEqual(debounceMs - 5);
+        await sleep(100);
         expect(receiver.callbacks()).toHaveLength(1);
         const later = await addRow(sim, "d");
         const [, second] = await receiver.waitForCallbacks(2);
         expect(rowsCreatedIn(second!)).toEqual([later]);
-        expect(second!.at - callback!.at).toBeGreaterThanOrEqual(TIMING.debounceMs);
     });
 
     it("sends one callback at a time: changes made while one runs wait for its answer and come in the next", async () => {
         const { sim } = context;
+        await admin(sim, "POST", "config", { webhooks: { callbackTimeoutMs: 5_000 } }); // a slow answer, not a timeout
         const receiver = await Receiver.start();
-        // Slow but within the callback timeout (150 ms): answered, not retried.
-        receiver.answer = (_request, index) => ({ delayMs: index === 0 ? 120 : 0 });
+        let release!: () => void;
+        const held = new Promise<void>((resolve) => (release = resolve));
+        receiver.answer = (_request, index) => (index === 0 ? { until: held } : {});
         await enabledHook(sim, receiver);
         const first = await addRow(sim, "first");
         await receiver.waitForCallbacks(1);
         const second = await addRow(sim, "second");
         const third = await addRow(sim, "third");
-        await sleep(TIMING.debounceMs + 20);
-        expect(receiver.callbacks()).toHaveLength(1); // the window closed, but the first is still unanswered
+        await sleep(TIMING.debounceMs * 3);
+        expect(receiver.callbacks()).toHaveLength(1); // the window has closed, but the first is still unanswered
+        const releasedAt = Date.now();
+        release();
         const [one, two] = await receiver.waitForCallbacks(2);
         expect(receiver.maxConcurrent).toBe(1);
         expect(rowsCreatedIn(one!)).toEqual([first]);
         expect(rowsCreatedIn(two!)).toEqual([second, third]);
-        expect(two!.at - one!.at).toBeGreaterThanOrEqual(115);
+        expect(two!.at).toBeGreaterThanOrEqual(releasedAt);
     });
 
     it("never delivers events made while the webhook was disabled", async () => {
