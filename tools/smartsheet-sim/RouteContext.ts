@@ -1,4 +1,5 @@
 import type { SimConfig } from "./SimulatorOptions";
+import type { Webhooks } from "./Webhooks";
 import type { Workspace } from "./Workspace";
 
 /** What a REST handler sees of one request. */
@@ -10,9 +11,12 @@ export interface RouteContext {
     query: URLSearchParams;
     /** The parsed JSON body; undefined when the request had none. */
     body: unknown;
+    /** The bearer token the call came with: the user it acts as, and the owner of its webhooks. */
+    token: string;
+    webhooks: Webhooks;
 }
 
-/** A handler returns the JSON body of a 200 answer; it throws an ApiError to refuse. */
+/** A handler returns (or resolves to) the JSON body of a 200 answer; it throws an ApiError to refuse. */
 export type RouteHandler = (context: RouteContext) => unknown;
 
 /** The envelope every successful write answers with. */

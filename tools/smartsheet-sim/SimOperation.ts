@@ -18,6 +18,12 @@ export const SIM_OPERATIONS = [
     "getSummaryFields",
     "addSummaryFields",
     "updateSummaryFields",
+    "listWebhooks",
+    "getWebhook",
+    "createWebhook",
+    "updateWebhook",
+    "deleteWebhook",
+    "resetSharedSecret",
 ] as const;
 
 export type SimOperation = (typeof SIM_OPERATIONS)[number];
@@ -29,6 +35,8 @@ const READ_OPERATIONS: ReadonlySet<SimOperation> = new Set<SimOperation>([
     "getCrossSheetReference",
     "getSummary",
     "getSummaryFields",
+    "listWebhooks",
+    "getWebhook",
 ]);
 
 export function isReadOperation(op: SimOperation): boolean {

@@ -30,6 +30,8 @@ import {
     type SimConfig,
     type SimulatorOptions,
 } from "./SimulatorOptions";
+import { Webhooks, userIdOf, type SimWebhook, type WebhookDelivery, type WebhookEvent, type WebhookStatus } from "./Webhooks";
+import type { ActiveWebhookFault, WebhookFaultRuleInput } from "./WebhookFaults";
 import { Workspace } from "./Workspace";
 import type { SimAnchors, SimSite } from "./model";
 
@@ -41,6 +43,8 @@ export interface ApiRequest {
     query: string;
     authorization: string | undefined;
     bodyText: string;
+    /** The `Smartsheet-Change-Agent` header: echoed as `changeAgent` on the webhook events of this write. */
+    changeAgent?: string;
 }
 
 export type ApiOutcome =
@@ -101,6 +105,7 @@ export class SimulatorCore {
     private readonly callLog = new CallLog();
     private readonly faultInjector = new FaultInjector();
     private readonly rateLimiter = new RateLimiter();
+    private readonly webhooks: Webhooks;
 
     constructor(options: SimulatorOptions = {}) {
         const tokens = options.tokens ?? DEFAULT_TOKENS;
@@ -117,6 +122,11 @@ export class SimulatorCore {
         this.seeded = options.seed ?? true;
         this.clock = options.clock ?? Date.now;
         this.workspace = new Workspace(DEMO_SEED, this.clock);
+        this.webhooks = new Webhooks(
+            () => this.currentConfig.webhooks,
+            () => this.clock(),
+            () => this.workspace.nextId(),
+        );
         this.reset();
     }
 
@@ -236,9 +246,44 @@ export class SimulatorCore {
         } else this.workspace.createWorkspace("Sheetwright Demo");
         seeding = false;
         this.currentConfig = this.startConfig;
+        this.workspace.takeChanges();
         this.faultInjector.reset();
         this.callLog.reset();
         this.rateLimiter.reset();
+        this.webhooks.reset();
+    }
+
+    /** Stops webhook timers and callbacks in flight: nothing is sent after the simulator stops. */
+    stop(): void {
+        this.webhooks.stop();
+    }
+
+    /** Every token's webhooks, each with the token that owns it. */
+    webhookList(): Array<SimWebhook & { owner: string }> {
+        return this.webhooks.all().map(({ delivery: _, ...hook }: SimWebhook & { delivery?: unknown }) => structuredClone(hook));
+    }
+
+    /** Every request sent to a callback URL: verifications, event and status callbacks, faults applied. */
+    webhookDeliveries(): WebhookDelivery[] {
+        return this.webhooks.deliveries();
+    }
+
+    /** Replaces the active webhook fault rules; an empty list clears them. */
+    setWebhookFaults(rules: readonly WebhookFaultRuleInput[]): ActiveWebhookFault[] {
+        return this.webhooks.faults.setRules(rules);
+    }
+
+    webhookFaults(): ActiveWebhookFault[] {
+        return this.webhooks.faults.list();
+    }
+
+    /**
+     * Smartsheet changes a webhook's status behind its owner's back: disabled (any DISABLED_*
+     * status), or ENABLED again after DISABLED_SCOPE_INACCESSIBLE (access restored).
+     */
+    setWebhookStatus(webhookId: number, status: WebhookStatus): SimWebhook {
+        const { delivery: _, ...hook } = this.webhooks.setStatus(webhookId, status) as SimWebhook & { delivery?: unknown };
+        return structuredClone(hook);
     }
 
     /** Answers one REST call: auth, rate limit, route, fault, handler, latency; then logs it. */
@@ -280,7 +325,8 @@ export class SimulatorCore {
         }
         if (fault?.kind === "delay") await pause(fault.delayMs);
 
-        let outcome = this.run(match.route.handler, match.params, request);
+        let outcome = await this.run(match.route.handler, match.params, request, token);
+        this.publishChanges(token, request.changeAgent);
         if (outcome.kind === "json" && outcome.status === 200) {
             if (fault?.kind === "commitThenHang") return log({ kind: "hang" }, fault);
             if (fault?.kind === "commitThenError4002") outcome = errorOutcome(apiErrors.serverTimeout());
@@ -298,7 +344,7 @@ export class SimulatorCore {
         if (this.seededSites.length < 2) return true;
         const site = this.seededSites.find((candidate) => candidate.token === token);
         if (!site) return true;
-        const named = [params.get("folderId"), params.get("sheetId"), destinationOf(bodyText)].filter((id): id is number => id !== undefined);
+        const named = [params.get("folderId"), params.get("sheetId"), ...namedInBody(bodyText)].filter((id): id is number => id !== undefined);
         return named.every((id) => {
             const root = this.workspaceOf(id);
             return root === undefined || root === site.workspaceId;
@@ -317,10 +363,25 @@ export class SimulatorCore {
         return undefined;
     }
 
-    private run(handler: RouteHandler, params: Map<string, number>, request: ApiRequest): ApiOutcome {
+    /** Hands the changes of the write just made to the webhooks, stamped with its user, time and change agent. */
+    private publishChanges(token: string, changeAgent: string | undefined): void {
+        const changes = this.workspace.takeChanges();
+        const timestamp = new Date(this.clock()).toISOString();
+        const userId = userIdOf(token);
+        const bySheet = new Map<number, WebhookEvent[]>();
+        for (const { sheetId, change } of changes) {
+            const events = bySheet.get(sheetId) ?? [];
+            events.push({ ...change, userId, timestamp, ...(changeAgent ? { changeAgent } : {}) });
+            bySheet.set(sheetId, events);
+        }
+        for (const [sheetId, events] of bySheet) this.webhooks.publish(sheetId, events);
+        this.webhooks.checkScopes((sheetId) => this.workspace.sheets.has(sheetId));
+    }
+
+    private async run(handler: RouteHandler, params: Map<string, number>, request: ApiRequest, token: string): Promise<ApiOutcome> {
         try {
             const body = parseJson(request.bodyText);
-            const result = handler({
+            const result = await handler({
                 workspace: this.workspace,
                 config: this.currentConfig,
                 id: (name) => {
@@ -330,6 +391,8 @@ export class SimulatorCore {
                 },
                 query: new URLSearchParams(request.query),
                 body,
+                token,
+                webhooks: this.webhooks,
             });
             return { kind: "json", status: 200, body: result };
         } catch (error) {
@@ -340,13 +403,13 @@ export class SimulatorCore {
     }
 }
 
-/** Where a copy goes (`destinationId` of its body), if the body says. */
-function destinationOf(bodyText: string): number | undefined {
+/** Where a copy goes (`destinationId`) and the sheet a webhook watches (`scopeObjectId`), if the body says. */
+function namedInBody(bodyText: string): number[] {
     try {
-        const destination = (JSON.parse(bodyText) as { destinationId?: unknown } | null)?.destinationId;
-        return typeof destination === "number" ? destination : undefined;
+        const body = JSON.parse(bodyText) as { destinationId?: unknown; scopeObjectId?: unknown } | null;
+        return [body?.destinationId, body?.scopeObjectId].filter((id): id is number => typeof id === "number");
     } catch {
-        return undefined;
+        return [];
     }
 }
 

@@ -30,13 +30,47 @@ export interface SimulatorOptions {
     seed?: boolean;
     /** Source of createdAt/modifiedAt times, so tests can move time on. Default Date.now. */
     clock?: () => number;
+    /** Webhook delivery timing; tests compress it (a 50 ms debounce, back-off in milliseconds). */
+    webhooks?: Partial<WebhookTiming>;
 }
+
+/**
+ * How webhooks deliver. Defaults follow Smartsheet's documentation ("Webhook callbacks",
+ * "Webhook verification"): a one-minute debounce (commercial plans), up to 14 retries of a failed
+ * callback, the first 7 with exponential back-off and the rest every 3 hours, re-verification
+ * every 100 callbacks. The back-off base and the callback timeout are not documented: 1 minute
+ * and 10 seconds here.
+ */
+export interface WebhookTiming {
+    /** From a sheet's first change to the callback carrying every change made meanwhile. */
+    debounceMs: number;
+    /** Retry n (0-based, n < 7) waits retryBaseMs × 2^n. */
+    retryBaseMs: number;
+    /** Retries 7 and later wait this long. */
+    retryLongMs: number;
+    /** Retries after the first attempt before the webhook becomes DISABLED_CALLBACK_FAILED. */
+    maxRetries: number;
+    /** A callback not answered within this long counts as failed (and is retried). */
+    callbackTimeoutMs: number;
+    /** A verification challenge precedes every this-many-th callback. */
+    verifyEvery: number;
+}
+
+export const DEFAULT_WEBHOOK_TIMING: WebhookTiming = {
+    debounceMs: 60_000,
+    retryBaseMs: 60_000,
+    retryLongMs: 3 * 60 * 60_000,
+    maxRetries: 14,
+    callbackTimeoutMs: 10_000,
+    verifyEvery: 100,
+};
 
 /** The limits a running simulator applies; changeable at run time. */
 export interface SimConfig {
     nameLimit: number;
     rateLimit: RateLimit;
     latencyMs: Record<SimOperation, number>;
+    webhooks: WebhookTiming;
 }
 
 const Milliseconds = z.number().int().nonnegative();
@@ -47,6 +81,16 @@ export const SimConfigPatch = z.strictObject({
         .strictObject({ requests: z.number().int().positive(), windowMs: z.number().int().positive() })
         .optional(),
     latencyMs: z.partialRecord(z.enum(SIM_OPERATIONS), Milliseconds).optional(),
+    webhooks: z
+        .strictObject({
+            debounceMs: Milliseconds.optional(),
+            retryBaseMs: Milliseconds.optional(),
+            retryLongMs: Milliseconds.optional(),
+            maxRetries: z.number().int().nonnegative().optional(),
+            callbackTimeoutMs: z.number().int().positive().optional(),
+            verifyEvery: z.number().int().positive().optional(),
+        })
+        .optional(),
 });
 export type SimConfigPatch = z.infer<typeof SimConfigPatch>;
 
@@ -65,10 +109,11 @@ export function initialConfig(options: SimulatorOptions): SimConfig {
         nameLimit: 50,
         rateLimit: { requests: 300, windowMs: 60_000 },
         latencyMs: Object.fromEntries(SIM_OPERATIONS.map((op) => [op, defaultLatency(op)])) as Record<SimOperation, number>,
+        webhooks: { ...DEFAULT_WEBHOOK_TIMING },
     };
     return applyConfigPatch(
         base,
-        SimConfigPatch.parse({ nameLimit: options.nameLimit, rateLimit: options.rateLimit, latencyMs: options.latencyMs }),
+        SimConfigPatch.parse({ nameLimit: options.nameLimit, rateLimit: options.rateLimit, latencyMs: options.latencyMs, webhooks: options.webhooks }),
     );
 }
 
@@ -77,5 +122,10 @@ export function applyConfigPatch(config: SimConfig, patch: SimConfigPatch): SimC
         nameLimit: patch.nameLimit ?? config.nameLimit,
         rateLimit: patch.rateLimit ? { ...patch.rateLimit } : { ...config.rateLimit },
         latencyMs: { ...config.latencyMs, ...patch.latencyMs },
+        webhooks: { ...config.webhooks, ...definedOnly(patch.webhooks ?? {}) },
     };
+}
+
+function definedOnly<T extends object>(value: T): Partial<T> {
+    return Object.fromEntries(Object.entries(value).filter(([, item]) => item !== undefined)) as Partial<T>;
 }

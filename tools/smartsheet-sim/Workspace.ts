@@ -1,6 +1,7 @@
 import { apiErrors } from "./ApiError";
 import { IdSource } from "./IdSource";
 import type { ColumnType, SimColumn, SimContainer, SimRow, SimSheet } from "./model";
+import type { SheetChange } from "./Webhooks";
 
 export interface NewColumn {
     title: string;
@@ -21,6 +22,8 @@ export class Workspace {
     readonly sheets = new Map<number, SimSheet>();
     private readonly ids: IdSource;
     private seq = 0;
+    /** Changes to sheets since the last `takeChanges()`: what webhooks report. */
+    private changes: Array<{ sheetId: number; change: SheetChange }> = [];
 
     constructor(
         seed: number,
@@ -150,11 +153,24 @@ export class Workspace {
         this.containers.delete(id);
     }
 
-    /** Records a change to a sheet: a new version and modification time. */
+    /** Records a change to a sheet: a new version and modification time (and a "sheet updated" event). */
     touch(sheet: SimSheet): number {
+        this.recordChange(sheet, { objectType: "sheet", eventType: "updated", id: sheet.id });
         sheet.version += 1;
         sheet.modifiedAt = this.now();
         return sheet.modifiedAt;
+    }
+
+    /** A change a webhook on the sheet reports (rows, cells, columns). */
+    recordChange(sheet: SimSheet, change: SheetChange): void {
+        this.changes.push({ sheetId: sheet.id, change });
+    }
+
+    /** The changes recorded since the last call, oldest first. */
+    takeChanges(): Array<{ sheetId: number; change: SheetChange }> {
+        const taken = this.changes;
+        this.changes = [];
+        return taken;
     }
 
     private addSheet(

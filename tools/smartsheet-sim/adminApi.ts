@@ -3,6 +3,8 @@ import { ApiError, apiErrors } from "./ApiError";
 import { FaultRule } from "./FaultInjector";
 import { SimConfigPatch } from "./SimulatorOptions";
 import type { SimulatorCore } from "./SimulatorCore";
+import { WEBHOOK_STATUSES } from "./Webhooks";
+import { WebhookFaultRule } from "./WebhookFaults";
 
 export interface AdminResponse {
     status: number;
@@ -10,9 +12,18 @@ export interface AdminResponse {
 }
 
 const FaultsBody = z.strictObject({ rules: z.array(FaultRule) });
+const WebhookFaultsBody = z.strictObject({ rules: z.array(WebhookFaultRule) });
+const WebhookStatusBody = z.strictObject({
+    webhookId: z.number().int().positive(),
+    status: z.enum(WEBHOOK_STATUSES).exclude(["NEW_NOT_VERIFIED"]),
+});
 const LockedRowsBody = z.strictObject({ sheetId: z.number().int().positive(), rowIds: z.array(z.number().int().positive()), locked: z.boolean() });
 
-/** `/__sim/…` for loopback callers: inspection, fault rules, run-time config, locked rows and reset. */
+/**
+ * `/__sim/…` for loopback callers: inspection, fault rules, run-time config, locked rows, reset,
+ * and webhooks (every token's with their deliveries, webhook fault rules, a status set behind the
+ * owner's back).
+ */
 export function handleAdminRequest(core: SimulatorCore, method: string, path: string, bodyText: string): AdminResponse {
     const route = `${method.toUpperCase()} ${path.replace(/^\/__sim/, "").replace(/\/+$/, "") || "/"}`;
     try {
@@ -35,6 +46,16 @@ export function handleAdminRequest(core: SimulatorCore, method: string, path: st
             case "POST /lockedRows": {
                 const { sheetId, rowIds, locked } = parse(LockedRowsBody, bodyText);
                 return ok({ locked: core.lockRows(sheetId, rowIds, locked) });
+            }
+            case "GET /webhooks":
+                return ok({ webhooks: core.webhookList(), deliveries: core.webhookDeliveries() });
+            case "GET /webhookFaults":
+                return ok({ rules: core.webhookFaults() });
+            case "POST /webhookFaults":
+                return ok({ rules: core.setWebhookFaults(parse(WebhookFaultsBody, bodyText).rules) });
+            case "POST /webhookStatus": {
+                const { webhookId, status } = parse(WebhookStatusBody, bodyText);
+                return ok({ webhook: core.setWebhookStatus(webhookId, status) });
             }
             case "POST /reset":
                 core.reset();

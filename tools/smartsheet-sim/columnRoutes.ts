@@ -43,5 +43,6 @@ export function updateColumn({ workspace, id, body }: RouteContext): unknown {
         sheet.columns.splice(change.index, 0, column);
     }
     workspace.touch(sheet);
+    workspace.recordChange(sheet, { objectType: "column", eventType: "updated", id: column.id });
     return success(renderColumn(column, sheet.columns.indexOf(column)));
 }

@@ -6,3 +6,6 @@ export type { ActiveFault, FaultKind, FaultRule, FaultRuleInput } from "./FaultI
 export type { CallLogEntry, CallsSnapshot } from "./CallLog";
 export type { SimAnchors, SimSite, ColumnType, CellValue } from "./model";
 export type { ApiCell, ApiColumn, ApiCrossSheetReference, ApiRow, ApiSummaryField } from "./render";
+export type { WebhookTiming } from "./SimulatorOptions";
+export type { SimWebhook, WebhookDelivery, WebhookEvent, WebhookStatus } from "./Webhooks";
+export type { ActiveWebhookFault, WebhookFaultKind, WebhookFaultRule, WebhookFaultRuleInput } from "./WebhookFaults";

@@ -6,6 +6,7 @@ import { copySheet, deleteSheet, getSheet, updateSheet } from "./sheetRoutes";
 import type { RouteHandler } from "./RouteContext";
 import type { SimOperation } from "./SimOperation";
 import { addSummaryFields, getSummary, getSummaryFields, updateSummaryFields } from "./summaryRoutes";
+import { createWebhook, deleteWebhook, getWebhook, listWebhooks, resetSharedSecret, updateWebhook } from "./webhookRoutes";
 
 export interface Route {
     method: string;
@@ -39,6 +40,14 @@ const ROUTES: Route[] = [
     route("GET", "/sheets/:sheetId/summary/fields", "getSummaryFields", getSummaryFields),
     route("POST", "/sheets/:sheetId/summary/fields", "addSummaryFields", addSummaryFields),
     route("PUT", "/sheets/:sheetId/summary/fields", "updateSummaryFields", updateSummaryFields),
+    route("GET", "/webhooks", "listWebhooks", listWebhooks),
+    route("POST", "/webhooks", "createWebhook", createWebhook),
+    route("GET", "/webhooks/:webhookId", "getWebhook", getWebhook),
+    route("PUT", "/webhooks/:webhookId", "updateWebhook", updateWebhook),
+    route("DELETE", "/webhooks/:webhookId", "deleteWebhook", deleteWebhook),
+    // The guide writes resetsharedsecret, the OpenAPI text resetSharedSecret.
+    route("POST", "/webhooks/:webhookId/resetsharedsecret", "resetSharedSecret", resetSharedSecret),
+    route("POST", "/webhooks/:webhookId/resetSharedSecret", "resetSharedSecret", resetSharedSecret),
 ];
 
 /** `path` is relative to the API root, with or without the `/2.0` prefix. */

@@ -55,6 +55,10 @@ export function addRows({ workspace, id, body }: RouteContext): unknown {
         return row;
     });
     sheet.rows.splice(placement.index, 0, ...created);
+    for (const row of created) {
+        workspace.recordChange(sheet, { objectType: "row", eventType: "created", id: row.id });
+        for (const columnId of row.cells.keys()) workspace.recordChange(sheet, { objectType: "cell", eventType: "created", rowId: row.id, columnId });
+    }
     return success(renderRows(sheet, created), sheet.version);
 }
 
@@ -70,6 +74,7 @@ export function deleteRows({ workspace, id, query }: RouteContext): unknown {
     const doomed = new Set(ids.filter((rowId) => present.has(rowId)));
     sheet.rows = sheet.rows.filter((row) => !doomed.has(row.id));
     workspace.touch(sheet);
+    for (const rowId of doomed) workspace.recordChange(sheet, { objectType: "row", eventType: "deleted", id: rowId });
     return success([...doomed], sheet.version);
 }
 
@@ -101,6 +106,14 @@ export function updateRows({ workspace, id, body, query }: RouteContext): unknow
 
     const now = targets.length > 0 ? workspace.touch(sheet) : sheet.modifiedAt;
     for (const { row, cells } of targets) {
+        workspace.recordChange(sheet, { objectType: "row", eventType: "updated", id: row.id });
+        for (const { columnId, cell } of cells) {
+            const had = row.cells.has(columnId);
+            const clears = cell.value === undefined && cell.formula === undefined && cell.objectValue === undefined;
+            if (!had && clears) continue;
+            const eventType = clears ? "deleted" : had ? "updated" : "created";
+            workspace.recordChange(sheet, { objectType: "cell", eventType, rowId: row.id, columnId });
+        }
         applyCells(row, cells);
         row.modifiedAt = now;
     }

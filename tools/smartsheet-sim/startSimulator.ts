@@ -44,6 +44,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
         core,
         close: () =>
             new Promise<void>((resolve) => {
+                core.stop();
                 server.close(() => resolve());
                 server.closeAllConnections();
             }),
@@ -73,6 +74,7 @@ async function serve(core: SimulatorCore, request: IncomingMessage, response: Se
         query: url.search.replace(/^\?/, ""),
         authorization: request.headers.authorization,
         bodyText,
+        ...(typeof request.headers["smartsheet-change-agent"] === "string" ? { changeAgent: request.headers["smartsheet-change-agent"] } : {}),
     });
     send(response, outcome, core.now());
 }
