@@ -317,6 +317,28 @@ describe("SdkSmartsheet against the simulator, through the official SDK", () => 
         expect(smartsheet.calls().byOperation).toEqual(seen.byOperation);
     });
 
+    it("answers a delete of a sheet or folder that is gone already (404) as done, in one call each, and still throws a refused delete", async () => {
+        const { sim } = context;
+        const smartsheet = adapter(sim);
+        const { template, industrialFolderId } = anchors(sim);
+        const folder = await smartsheet.createFolder(industrialFolderId, "IND-2002 Gone Check");
+        const sheet = await smartsheet.copySheet(template("Approvals").id, { destinationFolderId: folder.id, newName: "IND-2002 - Approvals", include: [] });
+        await smartsheet.deleteSheet(sheet.id);
+        await smartsheet.deleteFolder(folder.id);
+        sim.core.resetCalls();
+
+        await expect(smartsheet.deleteSheet(sheet.id)).resolves.toBeUndefined();
+        await expect(smartsheet.deleteFolder(folder.id)).resolves.toBeUndefined();
+
+        const answered = sim.core.calls().log.map((call) => [call.op, call.status]);
+        expect(answered).toEqual([
+            ["deleteSheet", 404],
+            ["deleteFolder", 404],
+        ]);
+        sim.core.setFaults([{ op: "deleteSheet", kind: "error1004", times: 1 }]);
+        await expect(smartsheet.deleteSheet(template("Suppliers").id)).rejects.toMatchObject({ statusCode: 403, errorCode: 1004 });
+    });
+
     it("answers a create of what is there already (a reference's name: 1129, a summary field's title: 1193) as there already, in one call, changing nothing", async () => {
         const { sim } = context;
         const smartsheet = adapter(sim);

@@ -11,7 +11,6 @@ import { runStep, type StepContext } from "./runStep";
 import { referencesKeptAsTheyAre } from "./templateRules";
 import { foldUnsettled } from "./underClaim";
 import { columnIdsByTitle } from "../smartsheet/columns";
-import { isSmartsheetError } from "../smartsheet/errors";
 
 /**
  * The last step before `done`. A write that went unanswered can still be carried out by
@@ -135,15 +134,11 @@ async function assertReferencesStayInTheProduct(deps: ProvisioningDeps, context:
 
 type Removal = Omit<LateWriteRemoval, "removedAt">;
 
-/** Gone already (a duplicate run of this audit, or a delete that was done although its answer got lost) is removed. */
+/** Gone already (a duplicate run of this audit, or a delete that was done although its answer got lost) counts as removed: the port says so. */
 async function removeLateWrite(context: StepContext, removal: Removal): Promise<void> {
-    try {
-        if (removal.kind === "folder") await context.smartsheet.deleteFolder(removal.id);
-        else if (removal.kind === "sheet") await context.smartsheet.deleteSheet(removal.id);
-        else await context.smartsheet.deleteRows(context.site.filingIndexSheetId, [removal.id]);
-    } catch (error) {
-        if (!(isSmartsheetError(error) && error.statusCode === 404)) throw error;
-    }
+    if (removal.kind === "folder") await context.smartsheet.deleteFolder(removal.id);
+    else if (removal.kind === "sheet") await context.smartsheet.deleteSheet(removal.id);
+    else await context.smartsheet.deleteRows(context.site.filingIndexSheetId, [removal.id]);
 }
 
 /**

@@ -277,11 +277,11 @@ export class SdkSmartsheet implements SmartsheetPort {
     }
 
     async deleteSheet(sheetId: number): Promise<void> {
-        await this.call("deleteSheet", true, WriteAck, (retry) => this.sdk.sheets.deleteSheet({ sheetId, ...retry }));
+        await goneAlready(this.call("deleteSheet", true, WriteAck, (retry) => this.sdk.sheets.deleteSheet({ sheetId, ...retry })));
     }
 
     async deleteFolder(folderId: number): Promise<void> {
-        await this.call("deleteFolder", true, WriteAck, (retry) => this.sdk.folders.deleteFolder({ folderId, ...retry }));
+        await goneAlready(this.call("deleteFolder", true, WriteAck, (retry) => this.sdk.folders.deleteFolder({ folderId, ...retry })));
     }
 
     async deleteRows(sheetId: number, rowIds: number[]): Promise<void> {
@@ -362,6 +362,20 @@ async function created<T>(create: Promise<{ result: T }>): Promise<Created<T>> {
         return { created: true, value: (await create).result };
     } catch (error) {
         if (error instanceof PermanentSmartsheetError && error.errorCode !== undefined && ALREADY_EXISTS_CODES.has(error.errorCode)) return { created: false };
+        throw error;
+    }
+}
+
+/**
+ * A delete answered 404: what it deletes is gone already (the same delete by a twin run of the
+ * step, or one whose answer was lost) — done, here and nowhere else, as deleteRows ignores rows
+ * that are gone.
+ */
+async function goneAlready(remove: Promise<unknown>): Promise<void> {
+    try {
+        await remove;
+    } catch (error) {
+        if (error instanceof PermanentSmartsheetError && error.statusCode === 404) return;
         throw error;
     }
 }

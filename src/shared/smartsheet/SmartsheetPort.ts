@@ -136,8 +136,9 @@ export interface SmartsheetPort {
     updateRowsEach(sheetId: number, rows: RowUpdate[]): Promise<RowsWritten>;
     addRows(sheetId: number, rows: NewRow[]): Promise<Row[]>;
     updateColumn(sheetId: number, columnId: number, update: ColumnUpdate): Promise<Column>;
+    /** Deletes the sheet; one that is gone already (404) counts as deleted. */
     deleteSheet(sheetId: number): Promise<void>;
-    /** Deletes the folder and everything in it. */
+    /** Deletes the folder and everything in it; one that is gone already (404) counts as deleted. */
     deleteFolder(folderId: number): Promise<void>;
     /** Deletes rows by id; ids that are already gone are ignored. */
     deleteRows(sheetId: number, rowIds: number[]): Promise<void>;
