@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import type { Alert } from "../../src/shared/alerts/AlertChannel";
 import type { JobKey } from "../../src/shared/jobs/JobRow";
 import { sweepIntake } from "../../src/shared/intake/intakeSweep";
 import { reap } from "../../src/shared/recovery/reaper";
@@ -166,5 +167,25 @@ describe("one job that cannot be read stops nothing", () => {
         await reap(deps);
         expect(refusedSoFar).toBe(2);
         expect((await deps.jobs.require(unreadable)).row).toMatchObject({ state: "running", attempt: 2, recoveries: 1 });
+    });
+
+    it("regression chaos seed 26120302 schedule 123 parked job with an unreadable status never alerted: the reaper tells ops of a parking whose alert did not get through although its orchestration's status cannot be read", async () => {
+        const { deps } = harness.current;
+        const key = await stalledJob(harness.current, 0, "Running");
+        const parked = await deps.jobs.update(key, (row) => ({ ...row, state: "parked", parkReason: "Smartsheet createCrossSheetReference failed with 403/1004", parkedAt: LONG_AGO, parkAlerted: false }), { from: ["running"] });
+        const status = deps.orchestrations.status;
+        deps.orchestrations.status = async (id) => {
+            if (id === parked.row.instanceId) throw new Error("the task hub answered 503 Server Busy");
+            return status(id);
+        };
+        const alerts: Alert[] = [];
+
+        const reaped = await reap({ ...deps, alerts: { send: async (alert: Alert) => void alerts.push(alert) } });
+
+        expect(reaped.failed).toEqual([]);
+        expect(alerts.map((alert) => [alert.event, alert.event === "job.parked" ? alert.jobKey : undefined])).toEqual([["job.parked", `${key.pk}-${key.rk}`]]);
+        expect((await deps.jobs.require(key)).row).toMatchObject({ state: "parked", parkAlerted: true });
+        // Its status is still named as what this run could not look after.
+        expect(deps.logs).toContainEqual(expect.stringMatching(new RegExp(`^error job ${key.pk}-${key.rk}: reconciliation \\(reaper\\) could not look after it`)));
     });
 });

@@ -165,15 +165,18 @@ async function reapSite(
     // The index says which rows may be stale; parked ones are read too, for the manual path
     // (a person sets the row itself to running) and for alerts not yet delivered. The row decides.
     const suspects = index.found.filter((entry) => !reconciled.finished.has(entry.jobRowKey) && (entry.state === "parked" || isStale(entry)));
-    // Reconciliation has named the ones it found, and those it could not look after; each job is named once per run.
-    const named = new Set([...reconciled.invalid, ...reconciled.failedJobs].map((job) => job.jobKey));
+    // Reconciliation has named the rows it could not read, and the jobs it could not look after (their
+    // status could not be read, say); each job is named once per run. A parking's alert needs its row
+    // only, so one whose status cannot be read is still told (chaos seed 26120302, schedule 123).
+    const unreadable = new Set(reconciled.invalid.map((job) => job.jobKey));
+    const notLookedAfter = new Set(reconciled.failedJobs.map((job) => job.jobKey));
     const invalid: InvalidJob[] = [];
     const failedJobs = [...reconciled.failedJobs];
     let stale = 0;
     let backlogged = 0;
     for (const entry of suspects) {
         const key = { pk, rk: entry.jobRowKey };
-        if (named.has(formatJobKey(key))) continue;
+        if (unreadable.has(formatJobKey(key))) continue;
         await eachJobAlone(deps, "the reaper", key, failedJobs, async () => {
             const stored = await readOrReport(() => deps.jobs.get(key), key, invalid);
             if (!stored) return;
@@ -186,6 +189,7 @@ async function reapSite(
                 }
                 return;
             }
+            if (notLookedAfter.has(formatJobKey(key))) return;
             if (!isStale(row)) return;
             stale += 1;
             const instanceId = currentInstanceId(row);
