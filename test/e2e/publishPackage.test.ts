@@ -6,7 +6,7 @@ import { afterAll, describe, expect, inject, it } from "vitest";
 import { startHost } from "@sheetwright/functions-host";
 import { APP_FUNCTIONS } from "../helpers/appFunctions";
 import { publishedFiles } from "../helpers/coreToolsFuncIgnore";
-import { uniqueName } from "../helpers/names";
+import { ownAppSettings } from "../../tools/stack/appSettings";
 
 const ROOT = path.resolve(__dirname, "..", "..");
 
@@ -55,12 +55,7 @@ describe("the package func azure functionapp publish deploys", () => {
                 TEMPLATE_FOLDER_ID: "1234567890123456",
                 PRODUCTS_FOLDER_ID: "2234567890123456",
                 FILING_INDEX_SHEET_ID: "3234567890123456",
-                TASK_HUB_NAME: uniqueName("hub").replace(/[^A-Za-z0-9]/g, ""),
-                JOBS_TABLE: uniqueName("jobs").replace(/[^A-Za-z0-9]/g, ""),
-                PROVISION_QUEUE: uniqueName("provision-"),
-                INTAKE_SWEEP_SCHEDULE: "0 0 0 1 1 *",
-                INTAKE_FULL_SWEEP_SCHEDULE: "0 0 0 1 1 *",
-                REAPER_SCHEDULE: "0 0 0 1 1 *",
+                ...ownAppSettings("publish", "publish-function-key"),
             },
         });
         try {

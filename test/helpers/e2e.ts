@@ -4,14 +4,12 @@ import { afterEach, inject, type TestContext } from "vitest";
 import { JobStore } from "../../src/shared/jobs/JobStore";
 import { createQueueClient, createTableClient } from "../../src/shared/storage";
 import type { RunningSimulator, SimulatorOptions } from "../../tools/smartsheet-sim";
-import { appSettingsFor } from "../../tools/stack/appSettings";
+import { appSettingsFor, ownAppSettings } from "../../tools/stack/appSettings";
+import { appApi } from "../../tools/stack/clients";
 import { startTestSimulator } from "../sim/simTestKit";
-import { uniqueName } from "./names";
 
 const APP_DIR = path.resolve(__dirname, "..", "..");
 export const FUNCTION_KEY = "e2e-function-key";
-/** A schedule that does not come round during a test: timers are fired by hand. */
-const NEVER = "0 0 0 1 1 *";
 
 /** The host as a child process: `url`, every output line in `logs`, `start(overrides)` (again, on the same port, with these settings changed), `stop()` (SIGTERM), `kill()` (SIGKILL). */
 export type { HostProcess } from "@sheetwright/functions-host";
@@ -66,14 +64,8 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
         // Several simulated sites go through SITES; one, through the single-site settings.
         { smartsheetBaseUrl: sim.baseUrl, anchors: sim.core.anchors, storageConnectionString: connection, ...(sites.length > 1 ? { sites } : {}) },
         {
-            FUNCTIONS_HOST_KEY: FUNCTION_KEY,
-            JOBS_TABLE: uniqueName("jobs"),
-            PROVISION_QUEUE: uniqueName("provision-"),
-            INTAKE_SWEEP_SCHEDULE: NEVER,
-            INTAKE_FULL_SWEEP_SCHEDULE: NEVER,
-            REAPER_SCHEDULE: NEVER,
+            ...ownAppSettings("e2e", FUNCTION_KEY),
             ...E2E_TIMING,
-            AzureFunctionsJobHost__extensions__durableTask__hubName: uniqueName("hub"),
             AzureFunctionsJobHost__extensions__durableTask__storageProvider__workItemQueueVisibilityTimeout: "00:00:03",
             AzureFunctionsJobHost__extensions__durableTask__storageProvider__controlQueueVisibilityTimeout: "00:00:03",
             AzureFunctionsJobHost__extensions__queues__visibilityTimeout: "00:00:00",
@@ -92,11 +84,7 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
         settings,
         host,
         jobs,
-        api: (pathAndQuery, init = {}) =>
-            fetch(`${host.url}/api/${pathAndQuery.replace(/^\//, "")}`, {
-                ...init,
-                headers: { "x-functions-key": FUNCTION_KEY, ...(init.headers as Record<string, string> | undefined) },
-            }),
+        api: appApi(host.url, FUNCTION_KEY),
         fire: (name, input = "") => host.fire(name, input),
         durable: (pathAndQuery, init) => fetch(`${host.url}/runtime/webhooks/durabletask/${pathAndQuery.replace(/^\//, "")}`, init),
         async sendRaw(text) {

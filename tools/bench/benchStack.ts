@@ -1,17 +1,15 @@
-import { randomBytes } from "node:crypto";
 import { odata } from "@azure/data-tables";
 import type { JobKey, JobRow } from "../../src/shared/jobs/JobRow";
 import { JobStore } from "../../src/shared/jobs/JobStore";
 import { createTableClient } from "../../src/shared/storage";
 import { freePort } from "@sheetwright/functions-host";
 import { startSimulator, type CallLogEntry, type RunningSimulator, type SimConfigPatch } from "../smartsheet-sim";
-import { appSettingsFor } from "../stack/appSettings";
+import { appSettingsFor, ownAppSettings } from "../stack/appSettings";
+import { smartsheetAs } from "../stack/clients";
 import { BenchHost } from "./benchHost";
 
 const FUNCTION_KEY = "bench-function-key";
 const SIM_TOKEN = "sim-token";
-/** Timers are fired by the bench, never by the clock, unless a scenario gives one a schedule. */
-const NEVER = "0 0 0 1 1 *";
 const ROWS_PER_REQUEST = 500;
 
 /**
@@ -88,18 +86,10 @@ export class BenchStack {
     static async start(options: StackOptions): Promise<BenchStack> {
         const sim = await startSimulator({ port: 0, ...(options.simulatorClock ? { clock: options.simulatorClock } : {}) });
         if (options.simulator) sim.core.configure(options.simulator);
-        const unique = randomBytes(4).toString("hex");
+        // Timers are fired by the bench, never by the clock, unless a scenario gives one a schedule.
         const settings = appSettingsFor(
             { smartsheetBaseUrl: sim.baseUrl, anchors: sim.core.anchors, storageConnectionString: options.storage },
-            {
-                FUNCTIONS_HOST_KEY: FUNCTION_KEY,
-                JOBS_TABLE: `benchjobs${unique}`,
-                PROVISION_QUEUE: `bench-provision-${unique}`,
-                TASK_HUB_NAME: `benchhub${unique}`,
-                INTAKE_SWEEP_SCHEDULE: NEVER,
-                REAPER_SCHEDULE: NEVER,
-                ...options.settings,
-            },
+            { ...ownAppSettings("bench", FUNCTION_KEY), ...options.settings },
         );
         const hosts: BenchHost[] = [];
         const stack = new BenchStack(sim, hosts, settings, new JobStore(createTableClient(options.storage, settings.JOBS_TABLE!)));
@@ -207,15 +197,8 @@ export class BenchStack {
     }
 
     /** A Smartsheet REST call as a person (or another integration) makes it, with the same token. */
-    private async smartsheet<T>(method: string, pathAndQuery: string, body?: unknown): Promise<T> {
-        const response = await fetch(new URL(pathAndQuery, this.sim.baseUrl), {
-            method,
-            headers: { authorization: `Bearer ${SIM_TOKEN}`, "content-type": "application/json" },
-            ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        });
-        const text = await response.text();
-        if (!response.ok) throw new Error(`${method} ${pathAndQuery} answered ${response.status}: ${text}`);
-        return JSON.parse(text) as T;
+    private get smartsheet() {
+        return smartsheetAs(this.sim.baseUrl, SIM_TOKEN);
     }
 
     /** The demo's sample requests are not the bench's: untick them, so only the bench's own are approved. */

@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import os from "node:os";
@@ -6,7 +5,8 @@ import path from "node:path";
 import { QueueClient } from "@azure/storage-queue";
 import { restartablePort, startAzurite, type RunningAzurite } from "@sheetwright/functions-host";
 import { startSimulator, type RunningSimulator } from "../smartsheet-sim";
-import { appSettingsFor } from "../stack/appSettings";
+import { appSettingsFor, ownAppSettings } from "../stack/appSettings";
+import { appApi, smartsheetAs } from "../stack/clients";
 import { HarnessError, HostProcess } from "./hostProcess";
 import { CALL_TIMEOUT_SECONDS, LATE_WRITE_HORIZON_SECONDS, type Plan } from "./plan";
 
@@ -14,8 +14,6 @@ export const FUNCTION_KEY = "chaos-function-key";
 const SIM_TOKEN = "sim-token";
 /** People's own edits come with a token of their own: the app's token's calls are the app's alone. */
 const PEOPLE_TOKEN = "chaos-people-token";
-/** Timers are fired by the plan, never by the clock (the reaper has its own fast schedule). */
-const NEVER = "0 0 0 1 1 *";
 /** A rate limit the schedules do not reach, in the app's shrunk window. */
 const CHAOS_RATE_LIMIT = { requests: 3000, windowMs: 15_000 };
 /** A rate limit a schedule reaches (a few products make about this many calls), so the app's shared budget must keep under it. */
@@ -139,17 +137,12 @@ export class ScheduleStack {
             const tablePort = await restartablePort();
             azurite = await startAzurite({ tablePort, queuePort: await restartablePort(undefined, [tablePort]), persistTo: azuriteFolder });
         }
-        const unique = randomBytes(4).toString("hex");
+        // Timers are fired by the plan, never by the clock; the reaper has its own fast schedule (HOST_TIMING).
         const settings = appSettingsFor(
             { smartsheetBaseUrl: sim.baseUrl, anchors: sim.core.anchors, storageConnectionString: azurite?.connectionString ?? sharedStorage },
             {
+                ...ownAppSettings("chaos", FUNCTION_KEY),
                 ...HOST_TIMING,
-                FUNCTIONS_HOST_KEY: FUNCTION_KEY,
-                JOBS_TABLE: `chaosjobs${unique}`,
-                PROVISION_QUEUE: `chaos-provision-${unique}`,
-                AzureFunctionsJobHost__extensions__durableTask__hubName: `chaoshub${unique}`,
-                INTAKE_SWEEP_SCHEDULE: NEVER,
-                INTAKE_FULL_SWEEP_SCHEDULE: NEVER,
                 COPY_SETTLE_SECONDS: String(plan.copySettleSeconds),
                 SMARTSHEET_REQUESTS_PER_MINUTE: String(rateLimit.requests),
                 ALERT_WEBHOOK_URL: webhook.url,
@@ -191,15 +184,8 @@ export class ScheduleStack {
     }
 
     /** A Smartsheet REST call as a person (or another integration) makes it, with a token of its own. */
-    async smartsheet<T = unknown>(method: string, pathAndQuery: string, body?: unknown): Promise<T> {
-        const response = await fetch(new URL(pathAndQuery, this.sim.baseUrl), {
-            method,
-            headers: { authorization: `Bearer ${PEOPLE_TOKEN}`, "content-type": "application/json" },
-            ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        });
-        const text = await response.text();
-        if (!response.ok) throw new Error(`${method} ${pathAndQuery} answered ${response.status}: ${text}`);
-        return JSON.parse(text) as T;
+    smartsheet<T = unknown>(method: string, pathAndQuery: string, body?: unknown): Promise<T> {
+        return smartsheetAs(this.sim.baseUrl, PEOPLE_TOKEN)<T>(method, pathAndQuery, body);
     }
 
     async simAdmin(method: string, route: string, body?: unknown): Promise<unknown> {
@@ -214,10 +200,7 @@ export class ScheduleStack {
 
     /** The app's HTTP API, with the function key. */
     api(pathAndQuery: string, init: RequestInit = {}): Promise<Response> {
-        return fetch(`${this.host.url}/api/${pathAndQuery}`, {
-            ...init,
-            headers: { "x-functions-key": FUNCTION_KEY, "content-type": "application/json", ...(init.headers as Record<string, string> | undefined) },
-        });
+        return appApi(this.host.url, FUNCTION_KEY, { "content-type": "application/json" })(pathAndQuery, init);
     }
 
     /** Sends the key-only provisioning message again, as a queue that delivers twice would. */

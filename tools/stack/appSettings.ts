@@ -1,4 +1,8 @@
+import { randomBytes } from "node:crypto";
 import type { SimAnchors, SimSite } from "../smartsheet-sim";
+
+/** A schedule that does not come round during a run: the harness fires the timer itself. */
+export const NEVER = "0 0 0 1 1 *";
 
 export interface StackEndpoints {
     /** The simulator's base URL, ending in `/2.0/`. */
@@ -26,6 +30,24 @@ export function appSettingsFor(endpoints: StackEndpoints, extra: Record<string, 
               }),
         TASK_HUB_NAME: "SheetwrightLocal",
         ...extra,
+    };
+}
+
+/**
+ * What makes one app under test its own on storage it shares with others (a bench run's stacks, a
+ * chaos run's schedules, the end-to-end tests): a Jobs table, provisioning queue and task hub
+ * named `<prefix>…<random>`, its function key, and timers that run only when fired.
+ */
+export function ownAppSettings(prefix: string, functionKey: string): Record<string, string> {
+    const unique = randomBytes(4).toString("hex");
+    return {
+        FUNCTIONS_HOST_KEY: functionKey,
+        JOBS_TABLE: `${prefix}jobs${unique}`,
+        PROVISION_QUEUE: `${prefix}-provision-${unique}`,
+        TASK_HUB_NAME: `${prefix}hub${unique}`,
+        INTAKE_SWEEP_SCHEDULE: NEVER,
+        INTAKE_FULL_SWEEP_SCHEDULE: NEVER,
+        REAPER_SCHEDULE: NEVER,
     };
 }
 

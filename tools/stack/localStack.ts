@@ -2,6 +2,7 @@ import path from "node:path";
 import { startAzurite, startHost, type AzuriteOptions, type HostOptions, type RunningAzurite, type RunningHost } from "@sheetwright/functions-host";
 import { startSimulator, type RunningSimulator, type SimulatorOptions } from "../smartsheet-sim";
 import { appSettingsFor } from "./appSettings";
+import { appApi } from "./clients";
 
 /** The repository root: the app's package.json, host.json and dist/ live here. */
 export const APP_DIR = path.resolve(__dirname, "..", "..", "..");
@@ -42,11 +43,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
             sim: running,
             host,
             settings,
-            api: (pathAndQuery, init = {}) =>
-                fetch(`${host.url}/api/${pathAndQuery.replace(/^\//, "")}`, {
-                    ...init,
-                    headers: { "x-functions-key": host.functionKey, ...(init.headers as Record<string, string> | undefined) },
-                }),
+            api: appApi(host.url, host.functionKey),
             async stop() {
                 await host.stop().catch(() => undefined);
                 await running.close().catch(() => undefined);
