@@ -69,6 +69,27 @@ describe("the invariants of the faults chaos draws since #18", () => {
     }
     const details = (findings: Finding[]) => findings.map((finding) => `[${finding.category}] ${finding.detail}`);
 
+    it("regression chaos seed 26120303 schedule 397 folder of a job whose status is unreadable counted an orphan: an open job whose status cannot be read owns what it made; a folder no job names is still an orphan", async () => {
+        const input = await emptyWorld();
+        const { anchors } = sim!.core;
+        const consumer = sim!.core.state().folders.find((folder) => folder.parentId === anchors.productsFolderId && folder.name === "Consumer")!;
+        for (const name of ["CON-7 Frother", "Someone's folder"]) {
+            const response = await fetch(new URL(`folders/${consumer.id}/folders`, sim!.baseUrl), {
+                method: "POST",
+                headers: { authorization: "Bearer sim-token", "content-type": "application/json" },
+                body: JSON.stringify({ name }),
+            });
+            expect(response.ok).toBe(true);
+        }
+        const jobs = TableClient.fromConnectionString(input.storageConnectionString, input.jobsTable, { allowInsecureConnection: true });
+        await jobs.createEntity({ partitionKey: String(anchors.intakeSheetId), rowKey: "7", kind: "job", productCode: "CON-7", productName: "Frother", productLine: "Consumer", state: "running" });
+
+        const { findings, states } = await audit({ ...input, requests: [{ rowId: 7, code: "CON-7", valid: true, deleted: true, withdrawn: false, statusUnreadable: true }] });
+
+        expect(states.open).toBe(1);
+        expect(details(findings)).toEqual([`[orphans] folder "Someone's folder" (${sim!.core.state().folders.find((folder) => folder.name === "Someone's folder")!.id}) belongs to no job`]);
+    });
+
     it("finds two alerts for one parking a duplicate, and one alert each for two parkings of a job fine", async () => {
         const input = await emptyWorld();
         const alert = (parkedAt: string) => ({ event: "job.parked", jobKey: "1-2", parkedAt });
