@@ -112,20 +112,19 @@ describe("intake sweep and provisioning steps, against the simulator and Azurite
         expect(row.state).toBe("done");
     });
 
-    it("regression verifyCopies run twice at once: the run whose delete of the duplicate finds it gone already (404) is done too, and the duplicate is deleted once", async () => {
+    it("regression verifyCopies duplicate deleted already: a delete Smartsheet carried out although it answered 4002 is re-sent, finds the sheet gone (404) and the step is done, as a twin run's delete would leave it", async () => {
         const { deps, sim } = harness.current;
         const { key, step } = await jobWithFolder(deps, 0);
         for (const template of (await deps.jobs.require(key)).row.templates) await copyTemplateSheet(deps, { ...step, template });
         const recorded = (await deps.jobs.require(key)).row.copies["Suppliers"]!;
         const extra = await deps.smartsheet.copySheet(recorded.templateSheetId, { destinationFolderId: (await deps.jobs.require(key)).row.folderId!, newName: recorded.name, include: [] });
-        // Durable may run an activity twice at once: both runs list the folder before either delete has landed.
-        sim.core.configure({ latencyMs: { deleteSheet: 400 } });
+        sim.core.setFaults([{ op: "deleteSheet", kind: "commitThenError4002", times: 1 }]);
         sim.core.resetCalls();
 
-        const runs = await Promise.all([verifyCopies(deps, step), verifyCopies(deps, step)]);
+        const verified = await verifyCopies(deps, step);
 
-        expect(runs.map((run) => run.outcome)).toEqual(["done", "done"]);
-        expect(sim.core.calls().byOperation.deleteSheet).toBe(2);
+        expect(verified).toMatchObject({ outcome: "done", missing: [] });
+        expect(sim.core.calls().log.filter((call) => call.op === "deleteSheet").map((call) => call.status)).toEqual([500, 404]);
         const after = (await deps.jobs.require(key)).row;
         expect(after.state).toBe("running");
         expect(after.duplicatesRemoved.map((removed) => removed.sheetId)).toEqual([extra.id]);
