@@ -142,8 +142,18 @@ describe.concurrent("recovery end to end: parking, unparking, too many recoverie
         // A broken assumption: the register stage finds no product folder on the row.
         const [pk, rk] = key.split("-");
         const table = createTableClient(e2e.settings.AzureWebJobsStorage!, e2e.settings.JOBS_TABLE!);
-        const { folderId: _gone, etag, timestamp: _timestamp, "odata.metadata": _metadata, ...entity } = await table.getEntity<Record<string, unknown>>(pk!, rk!);
-        await table.updateEntity({ ...entity, partitionKey: pk!, rowKey: rk! }, "Replace", { etag });
+        // Read, edit, write back conditionally, as a person would: again when the app wrote the row meanwhile (its
+        // parking's last writes may still land after the intake row says Stalled; seen as a 412 in CI on a loaded machine).
+        await waitFor(async () => {
+            const { folderId: _gone, etag, timestamp: _timestamp, "odata.metadata": _metadata, ...entity } = await table.getEntity<Record<string, unknown>>(pk!, rk!);
+            try {
+                await table.updateEntity({ ...entity, partitionKey: pk!, rowKey: rk! }, "Replace", { etag });
+                return true;
+            } catch (error) {
+                if ((error as { statusCode?: number }).statusCode === 412) return undefined;
+                throw error;
+            }
+        }, "the row edited without the folder", 10_000);
         const unparked = await e2e.api(`jobs/${key}/unpark`, { method: "POST", body: JSON.stringify({ by: "ops" }) });
         expect(unparked.status, await unparked.clone().text()).toBe(202);
 

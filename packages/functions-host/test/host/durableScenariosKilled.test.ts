@@ -14,17 +14,10 @@ import { APP_DIR, call, conformanceSettings, DURABLE, durableApi, loggedLines, s
  * (then started again on the same task hub). The killed run must end exactly as the straight one.
  * One host per app serves the scenarios one after another: each kill lands mid-run for one
  * scenario, and the restarted host carries every instance of the earlier ones to its end.
- * The three apps (each its own task hub, folders and hosts) run side by side; within an app the
- * straight run comes first, as the killed run kills at half of its lengths.
  */
 
 const connectionString = inject("azuriteConnectionString");
 const TERMINAL = ["Completed", "Failed", "Terminated"];
-/**
- * How often `follow` reads each instance's status (with its history) to drive it and see it end.
- * Up to eleven instances are followed at once; the kill point has its own, closer watch.
- */
-const FOLLOW_POLL_MS = 100;
 /** Eleven kills in a row: control messages come back within 2 s of each. */
 const SHORT_VISIBILITY = {
     ...SHORT_VISIBILITY_SETTINGS,
@@ -75,47 +68,39 @@ interface Scenario {
 }
 
 interface App {
-    hosts: AppHosts;
     dir: string;
     env: () => Record<string, string>;
     scenarios: Scenario[];
 }
 
-/** The host an app's scenarios run on at the moment (replaced after each kill), and every host the app started. */
-class AppHosts {
-    host: HostProcess | undefined;
-    /** Every host this app started, killed or not: a failure shows what each logged of its instance. */
-    readonly started: HostProcess[] = [];
+let host: HostProcess | undefined;
+/** Every host this file started, killed or not: a failure shows what each logged of its instance. */
+const hostsStarted: HostProcess[] = [];
+const currentApi = () => durableApi(host!.url);
 
-    api(): DurableApi {
-        return durableApi(this.host!.url);
-    }
+async function startHost(dir: string, env: Record<string, string>): Promise<HostProcess> {
+    const started = await spawnHost(dir, env);
+    hostsStarted.push(started);
+    return started;
+}
 
-    async start(dir: string, env: Record<string, string>): Promise<HostProcess> {
-        const started = await spawnHost(dir, env);
-        this.started.push(started);
-        this.host = started;
-        return started;
-    }
-
-    async status(id: string): Promise<Status | undefined> {
-        try {
-            const reply = await this.api().status(id, "?showHistory=true");
-            return reply.status === 200 || reply.status === 202 ? (reply.json() as Status) : undefined;
-        } catch {
-            return undefined; // the host is being replaced
-        }
+async function statusOf(id: string): Promise<Status | undefined> {
+    try {
+        const reply = await currentApi().status(id, "?showHistory=true");
+        return reply.status === 200 || reply.status === 202 ? (reply.json() as Status) : undefined;
+    } catch {
+        return undefined; // the host is being replaced
     }
 }
 
-/** Polls the instance on whichever host of `hosts` is up, driving it, until it is terminal. */
-async function follow(hosts: AppHosts, scenario: Scenario, id: string, gate?: KillGate, timeoutMs = 60_000): Promise<Status> {
+/** Polls the instance on whichever host is up, driving it, until it is terminal. */
+async function follow(scenario: Scenario, id: string, gate?: KillGate, timeoutMs = 60_000): Promise<Status> {
     const drive = scenario.driver?.();
     const deadline = Date.now() + timeoutMs;
     const driven: string[] = [];
     /** The host's API, gated, with what the driver sent and what it was answered kept for a failure's message. */
     const driverApi = (): DurableApi => {
-        const api = gate ? gate.api(hosts.api()) : hosts.api();
+        const api = gate ? gate.api(currentApi()) : currentApi();
         const noted =
             <A extends unknown[]>(what: string, send: (...args: A) => Promise<Reply>) =>
             async (...args: A) => {
@@ -126,31 +111,31 @@ async function follow(hosts: AppHosts, scenario: Scenario, id: string, gate?: Ki
         return { ...api, raise: noted("raise", api.raise), op: noted("op", api.op) };
     };
     for (;;) {
-        const status = await hosts.status(id);
+        const status = await statusOf(id);
         if (status && TERMINAL.includes(status.runtimeStatus) && status.runtimeStatus === scenario.ends) return status;
         if (status && drive) await drive(driverApi(), id, status).catch(() => undefined);
         const endedElsewhere = status !== undefined && TERMINAL.includes(status.runtimeStatus) && !scenario.passesThrough?.includes(status.runtimeStatus);
         if (Date.now() > deadline || endedElsewhere) {
             const history = (status?.historyEvents as { EventType: string; Name?: string; EventId?: number; TaskScheduledId?: number; Timestamp?: string }[] | undefined) ?? [];
             const lines = history.map((event) => `${event.Timestamp} ${event.EventType} ${event.Name ?? ""} ${event.EventId ?? ""} ${event.TaskScheduledId ?? ""}`);
-            const logged = hosts.started.flatMap((started, n) => started.output().split("\n").filter((line) => line.includes(id)).map((line) => `host ${n}: ${line}`));
+            const logged = hostsStarted.flatMap((started, n) => started.output().split("\n").filter((line) => line.includes(id)).map((line) => `host ${n}: ${line}`));
             throw new Error(
                 `${scenario.name}: instance ${id} did not end ${scenario.ends} but ${status?.runtimeStatus}: ${JSON.stringify(status?.output)?.slice(0, 300)}\n` +
                     `${lines.join("\n")}\nwhat the driver sent:\n${driven.join("\n")}\nwhat the hosts logged of it:\n${logged.join("\n")}`,
             );
         }
-        await sleep(FOLLOW_POLL_MS);
+        await sleep(40);
     }
 }
 
 async function runStraight(app: App): Promise<Map<Scenario, number>> {
-    const host = await app.hosts.start(app.dir, app.env());
+    host = await startHost(app.dir, app.env());
     const lengths = new Map<Scenario, number>();
     await Promise.all(
         app.scenarios.map(async (scenario) => {
             const id = uniqueName(`straight-${scenario.orchestrator}`);
-            expect((await app.hosts.api().start(scenario.orchestrator, id, scenario.input(id))).status).toBe(202);
-            const status = await follow(app.hosts, scenario, id);
+            expect((await currentApi().start(scenario.orchestrator, id, scenario.input(id))).status).toBe(202);
+            const status = await follow(scenario, id);
             await scenario.check(status, id);
             lengths.set(scenario, status.historyEvents?.length ?? 0);
         }),
@@ -162,24 +147,23 @@ async function runStraight(app: App): Promise<Map<Scenario, number>> {
 /** Returns the scenarios whose instance was still running when the host was killed under it. */
 async function runKilled(app: App, lengths: Map<Scenario, number>): Promise<string[]> {
     const env = app.env();
-    const hosts = app.hosts;
-    await hosts.start(app.dir, env);
+    host = await startHost(app.dir, env);
     const finishing: Promise<void>[] = [];
     const midRun: string[] = [];
     for (const scenario of app.scenarios) {
         const id = uniqueName(`killed-${scenario.orchestrator}`);
-        expect((await hosts.api().start(scenario.orchestrator, id, scenario.input(id))).status).toBe(202);
+        expect((await currentApi().start(scenario.orchestrator, id, scenario.input(id))).status).toBe(202);
         const half = Math.max(1, Math.floor(lengths.get(scenario)! / 2));
         const gate = new KillGate();
-        const followed = follow(hosts, scenario, id, gate);
+        const followed = follow(scenario, id, gate);
         finishing.push(followed.then((status) => scenario.check(status, id)));
         const seen = await waitFor(`${scenario.name}: the history to pass ${half} events or the driver to be held`, async () => {
-            const status = await hosts.status(id);
+            const status = await statusOf(id);
             return (status?.historyEvents?.length ?? 0) >= half || gate.held ? status : undefined;
         }, 30_000, 20);
-        await killHost(hosts.host!);
+        await killHost(host);
         if (!TERMINAL.includes(seen!.runtimeStatus) || scenario.passesThrough?.includes(seen!.runtimeStatus)) midRun.push(scenario.name);
-        await hosts.start(app.dir, env);
+        host = await startHost(app.dir, env);
         gate.opened = true;
     }
     await Promise.all(finishing);
@@ -188,11 +172,11 @@ async function runKilled(app: App, lengths: Map<Scenario, number>): Promise<stri
 
 function conformance(app: App) {
     let lengths: Map<Scenario, number>;
-    it.sequential(`runs ${app.scenarios.length} scenarios straight through`, async () => {
+    it(`runs ${app.scenarios.length} scenarios straight through`, async () => {
         lengths = await runStraight(app);
         for (const scenario of app.scenarios) expect(lengths.get(scenario), scenario.name).toBeGreaterThan(2);
     }, 120_000);
-    it.sequential("ends every scenario the same way with the host SIGKILLed mid-run in each and started again", async () => {
+    it("ends every scenario the same way with the host SIGKILLed mid-run in each and started again", async () => {
         const killedMidRun = await runKilled(app, lengths);
         expect(killedMidRun).toEqual(app.scenarios.map((scenario) => scenario.name));
     }, 180_000);
@@ -220,10 +204,9 @@ const raiseWhen = (whenStatus: (custom: unknown) => boolean, event: string, data
     };
 };
 
-describe.concurrent("durable features under a killed host", () => {
+describe("durable features under a killed host", () => {
     const hub = uniqueName("killedhub");
     conformance({
-        hosts: new AppHosts(),
         dir: APP_DIR,
         env: () => ({ ...conformanceSettings(connectionString, { HOSTAPP_COUNTER_DIR: counterDir, HOSTAPP_HUB: hub }), ...SHORT_VISIBILITY }),
         scenarios: [
@@ -323,21 +306,18 @@ describe.concurrent("durable features under a killed host", () => {
 
 const entityDir = mkdtempSync(path.join(tmpdir(), "host-killed-entities-"));
 
-const entityHosts = new AppHosts();
-
 async function entityState(key: string): Promise<{ value: number; applied: number[] } | undefined> {
     try {
-        const reply = await call("GET", `${entityHosts.host!.url}${DURABLE}/entities/counter/${key}`);
+        const reply = await call("GET", `${host!.url}${DURABLE}/entities/counter/${key}`);
         return reply.status === 200 ? reply.json() : undefined;
     } catch {
         return undefined;
     }
 }
 
-describe.concurrent("durable entities under a killed host", () => {
+describe("durable entities under a killed host", () => {
     const hub = uniqueName("killedent");
     conformance({
-        hosts: entityHosts,
         dir: path.join(APP_DIR, "entities"),
         env: () => ({ AzureWebJobsStorage: connectionString, ENTITIES_HUB: hub, ENTITIES_COUNTER_DIR: entityDir, ...SHORT_VISIBILITY }),
         scenarios: [
@@ -399,10 +379,9 @@ afterAll(async () => {
     await new Promise((resolve) => jobServer?.close(resolve));
 });
 
-describe.concurrent("rewind, callHttp and versions under a killed host", () => {
+describe("rewind, callHttp and versions under a killed host", () => {
     const hub = uniqueName("killedhv");
     conformance({
-        hosts: new AppHosts(),
         dir: path.join(APP_DIR, "hostversions"),
         env: () => ({ AzureWebJobsStorage: connectionString, HV_HUB: hub, HV_STATE_DIR: stateDir, ...SHORT_VISIBILITY }),
         scenarios: [
