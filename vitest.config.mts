@@ -11,7 +11,7 @@ const CHAOS = "test/chaos/chaos.test.ts";
  *    time: they wait on storage, simulated latency and short real-time claims more than they
  *    compute.
  * 2. "e2e" (the app under the local host, and the bench run small) then "host" (the local host's
- *    own conformance tests, packages/functions-host), three files at a time: each file starts
+ *    own conformance tests, packages/functions-host), two files at a time (their files run tests side by side): each file starts
  *    host processes, which is where the CPU goes.
  * 3. "chaos": the CI-sized chaos run alone; it runs its own schedules side by side and wants the
  *    machine to itself.
@@ -53,11 +53,11 @@ export default defineConfig({
                     name: "e2e",
                     include: ["test/e2e/**/*.test.ts", "test/bench/**/*.test.ts"],
                     globalSetup: ["test/helpers/globalSetup.ts"],
-                    maxWorkers: 3,
+                    maxWorkers: 2,
                     sequence: { groupOrder: 1 },
                 },
             },
-            // Its own config (name "host", group 1, three files at a time): npm run test --workspace @sheetwright/functions-host runs the same.
+            // Its own config (name "host", group 1, two files at a time): npm run test --workspace @sheetwright/functions-host runs the same.
             "packages/functions-host/vitest.config.mts",
             {
                 extends: true,

@@ -1,7 +1,7 @@
 import { defineConfig } from "vitest/config";
 
 /**
- * The host's conformance tests, three files at a time (most of their time is spent waiting on
+ * The host's conformance tests, two files at a time (most of their time is spent waiting on
  * hosts and timers), on one Azurite of their own. `npm test` at the repository's root runs them
  * too, as its project "host".
  */
@@ -13,7 +13,7 @@ export default defineConfig({
         hookTimeout: 60_000,
         include: ["test/**/*.test.ts"],
         globalSetup: ["test/helpers/globalSetup.ts"],
-        maxWorkers: 3,
+        maxWorkers: 2,
         // In the repository root's npm test: after its fast tiers, beside its end-to-end tests, before its chaos run.
         sequence: { groupOrder: 1 },
     },
