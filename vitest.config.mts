@@ -30,6 +30,9 @@ export default defineConfig({
                     include: ["test/integration/**/*.test.ts", "test/contract/**/*.test.ts", "test/chaos/**/*.test.ts"],
                     exclude: [CHAOS],
                     globalSetup: ["test/helpers/globalSetup.ts"],
+                    // As "unit": nothing here mocks a module, fakes a timer or sets process.env; every
+                    // test builds its own tables, simulator and clock, so the files share imports.
+                    isolate: false,
                     maxWorkers: 4,
                     sequence: { groupOrder: 0 },
                 },
