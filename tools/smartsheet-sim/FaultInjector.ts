@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { FaultRules } from "./FaultRules";
 import { SIM_OPERATIONS, type SimOperation } from "./SimOperation";
 
 export const FAULT_KINDS = [
@@ -34,38 +35,26 @@ export interface ActiveFault extends FaultRule {
 
 /** The active fault rules; each call consumes at most one. */
 export class FaultInjector {
-    private rules: ActiveFault[] = [];
+    private readonly rules = new FaultRules<FaultRule, { op: SimOperation; request: string }>(
+        (rule, { op, request }) =>
+            (rule.op === "*" || rule.op === op) && (rule.match === undefined || request.includes(rule.match)),
+    );
 
     /** Replaces every active rule. */
     setRules(input: readonly FaultRuleInput[]): ActiveFault[] {
-        this.rules = z
-            .array(FaultRule)
-            .parse(input)
-            .map((rule) => ({ ...rule, remaining: rule.times, skipRemaining: rule.skip }));
-        return this.list();
+        return this.rules.replace(z.array(FaultRule).parse(input));
     }
 
     list(): ActiveFault[] {
-        return this.rules.map((rule) => ({ ...rule }));
+        return this.rules.list();
     }
 
     /** The rule this call triggers, if any; `request` is the text `match` is looked for in. */
     take(op: SimOperation, request: string): FaultRule | undefined {
-        for (const rule of this.rules) {
-            if (rule.op !== "*" && rule.op !== op) continue;
-            if (rule.match !== undefined && !request.includes(rule.match)) continue;
-            if (rule.skipRemaining > 0) {
-                rule.skipRemaining -= 1;
-                continue;
-            }
-            rule.remaining -= 1;
-            if (rule.remaining <= 0) this.rules = this.rules.filter((other) => other !== rule);
-            return rule;
-        }
-        return undefined;
+        return this.rules.take({ op, request });
     }
 
     reset(): void {
-        this.rules = [];
+        this.rules.clear();
     }
 }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { FaultRules } from "./FaultRules";
 
 /**
  * What can go wrong between the simulator and a webhook's receiver, one event callback at a time:
@@ -30,35 +31,23 @@ export interface ActiveWebhookFault extends WebhookFaultRule {
 
 /** The active webhook fault rules; each event callback consumes at most one. */
 export class WebhookFaults {
-    private rules: ActiveWebhookFault[] = [];
+    private readonly rules = new FaultRules<WebhookFaultRule, number>(
+        (rule, webhookId) => rule.webhookId === undefined || rule.webhookId === webhookId,
+    );
 
     setRules(input: readonly WebhookFaultRuleInput[]): ActiveWebhookFault[] {
-        this.rules = z
-            .array(WebhookFaultRule)
-            .parse(input)
-            .map((rule) => ({ ...rule, remaining: rule.times, skipRemaining: rule.skip }));
-        return this.list();
+        return this.rules.replace(z.array(WebhookFaultRule).parse(input));
     }
 
     list(): ActiveWebhookFault[] {
-        return this.rules.map((rule) => ({ ...rule }));
+        return this.rules.list();
     }
 
     take(webhookId: number): WebhookFaultRule | undefined {
-        for (const rule of this.rules) {
-            if (rule.webhookId !== undefined && rule.webhookId !== webhookId) continue;
-            if (rule.skipRemaining > 0) {
-                rule.skipRemaining -= 1;
-                continue;
-            }
-            rule.remaining -= 1;
-            if (rule.remaining <= 0) this.rules = this.rules.filter((other) => other !== rule);
-            return rule;
-        }
-        return undefined;
+        return this.rules.take(webhookId);
     }
 
     reset(): void {
-        this.rules = [];
+        this.rules.clear();
     }
 }
