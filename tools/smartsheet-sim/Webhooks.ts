@@ -367,7 +367,7 @@ export class Webhooks {
         for (let retry = 0; ; retry++) {
             hook.stats.lastCallbackAttempt = this.clock();
             hook.stats.lastCallbackAttemptRetryCount = retry;
-            const response = await this.post(hook, body, { "Smartsheet-Hmac-SHA256": sign(hook.sharedSecret, body) });
+            const response = await this.postSigned(hook, body);
             if (state.generation !== generation) return;
             this.record({ webhookId: hook.id, kind: "event", status: response.status, retry, nonce, ...(fault ? { fault: fault.kind } : {}) });
             const status = response.status;
@@ -398,7 +398,7 @@ export class Webhooks {
     /** One signed attempt outside the retry loop (duplicates, delayed and reordered callbacks). */
     private async sendOnce(hook: SimWebhook, body: string, nonce: string, fault: WebhookFaultRule["kind"]): Promise<void> {
         if (!hook.enabled || !this.hooks.has(hook.id)) return;
-        const response = await this.post(hook, body, { "Smartsheet-Hmac-SHA256": sign(hook.sharedSecret, body) });
+        const response = await this.postSigned(hook, body);
         this.record({ webhookId: hook.id, kind: "event", status: response.status, retry: 0, nonce, fault });
     }
 
@@ -412,7 +412,7 @@ export class Webhooks {
             scopeObjectId: hook.scopeObjectId,
             newWebhookStatus: status,
         });
-        const response = await this.post(hook, body, { "Smartsheet-Hmac-SHA256": sign(hook.sharedSecret, body) });
+        const response = await this.postSigned(hook, body);
         this.record({ webhookId: hook.id, kind: "status", status: response.status, retry: 0, nonce });
     }
 
@@ -428,6 +428,11 @@ export class Webhooks {
         } catch {
             return false;
         }
+    }
+
+    /** An event or status callback, signed with the webhook's shared secret. */
+    private postSigned(hook: SimWebhook, body: string): Promise<HookResponse> {
+        return this.post(hook, body, { "Smartsheet-Hmac-SHA256": sign(hook.sharedSecret, body) });
     }
 
     private async post(hook: SimWebhook, body: string, headers: Record<string, string>): Promise<HookResponse> {
