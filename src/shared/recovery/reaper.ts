@@ -176,7 +176,8 @@ async function reapSite(
     let backlogged = 0;
     for (const entry of suspects) {
         const key = { pk, rk: entry.jobRowKey };
-        if (unreadable.has(formatJobKey(key))) continue;
+        const jobKey = formatJobKey(key);
+        if (unreadable.has(jobKey)) continue;
         await eachJobAlone(deps, "the reaper", key, failedJobs, async () => {
             const stored = await readOrReport(() => deps.jobs.get(key), key, invalid);
             if (!stored) return;
@@ -189,7 +190,7 @@ async function reapSite(
                 }
                 return;
             }
-            if (notLookedAfter.has(formatJobKey(key))) return;
+            if (notLookedAfter.has(jobKey)) return;
             if (!isStale(row)) return;
             stale += 1;
             const instanceId = currentInstanceId(row);
