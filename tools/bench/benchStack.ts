@@ -66,13 +66,17 @@ export interface StackOptions {
 export class BenchStack {
     /** Cold start of each host's first start, ms. */
     readonly coldStartsMs: number[] = [];
+    /** A Smartsheet REST call as a person (or another integration) makes it, with the same token. */
+    private readonly smartsheet: ReturnType<typeof smartsheetAs>;
 
     private constructor(
         readonly sim: RunningSimulator,
         readonly hosts: BenchHost[],
         readonly settings: Record<string, string>,
         readonly jobs: JobStore,
-    ) {}
+    ) {
+        this.smartsheet = smartsheetAs(sim.baseUrl, SIM_TOKEN);
+    }
 
     /** Starts `count` stacks side by side; if one fails, stops the others and throws its error. */
     static async startMany(count: number, options: StackOptions): Promise<BenchStack[]> {
@@ -194,11 +198,6 @@ export class BenchStack {
     async stop(): Promise<void> {
         await Promise.all(this.hosts.map((host) => host.stop()));
         await this.sim.close();
-    }
-
-    /** A Smartsheet REST call as a person (or another integration) makes it, with the same token. */
-    private get smartsheet() {
-        return smartsheetAs(this.sim.baseUrl, SIM_TOKEN);
     }
 
     /** The demo's sample requests are not the bench's: untick them, so only the bench's own are approved. */

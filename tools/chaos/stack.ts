@@ -109,6 +109,11 @@ export class AlertWebhook {
 
 /** Everything one schedule runs against: its simulator, storage names, host and webhook receiver. */
 export class ScheduleStack {
+    /** A Smartsheet REST call as a person (or another integration) makes it, with a token of its own. */
+    readonly smartsheet: ReturnType<typeof smartsheetAs>;
+    /** The app's HTTP API, with the function key. */
+    readonly api: ReturnType<typeof appApi>;
+
     private constructor(
         readonly sim: RunningSimulator,
         readonly host: HostProcess,
@@ -119,7 +124,10 @@ export class ScheduleStack {
         readonly rateLimit: { requests: number; windowMs: number },
         private azurite: RunningAzurite | undefined,
         private readonly azuriteFolder: string | undefined,
-    ) {}
+    ) {
+        this.smartsheet = smartsheetAs(sim.baseUrl, PEOPLE_TOKEN);
+        this.api = appApi(host.url, FUNCTION_KEY, { "content-type": "application/json" });
+    }
 
     /**
      * Starts a simulator, a webhook receiver and the host on `sharedStorage`, or — for a plan that
@@ -183,11 +191,6 @@ export class ScheduleStack {
         return SIM_TOKEN;
     }
 
-    /** A Smartsheet REST call as a person (or another integration) makes it, with a token of its own. */
-    smartsheet<T = unknown>(method: string, pathAndQuery: string, body?: unknown): Promise<T> {
-        return smartsheetAs(this.sim.baseUrl, PEOPLE_TOKEN)<T>(method, pathAndQuery, body);
-    }
-
     async simAdmin(method: string, route: string, body?: unknown): Promise<unknown> {
         const response = await fetch(new URL(route, this.sim.adminUrl), {
             method,
@@ -196,11 +199,6 @@ export class ScheduleStack {
         });
         if (!response.ok) throw new HarnessError(`${method} /__sim/${route} answered ${response.status}: ${await response.text()}`);
         return response.json();
-    }
-
-    /** The app's HTTP API, with the function key. */
-    api(pathAndQuery: string, init: RequestInit = {}): Promise<Response> {
-        return appApi(this.host.url, FUNCTION_KEY, { "content-type": "application/json" })(pathAndQuery, init);
     }
 
     /** Sends the key-only provisioning message again, as a queue that delivers twice would. */
