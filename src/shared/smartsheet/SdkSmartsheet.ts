@@ -20,6 +20,8 @@ import {
     SheetRef,
     SheetSummary,
     SummaryField,
+    Webhook,
+    WebhooksPage,
     WriteAck,
     writeResult,
 } from "./model";
@@ -36,11 +38,13 @@ import type {
     NewCrossSheetReference,
     NewRow,
     NewSummaryField,
+    NewWebhook,
     RowUpdate,
     RowsWritten,
     SheetRead,
     SmartsheetPort,
     SummaryFieldUpdate,
+    WebhookChange,
 } from "./SmartsheetPort";
 
 export interface SdkSmartsheetOptions {
@@ -93,6 +97,7 @@ interface SdkClient {
         | "updateSummaryFields",
         (options: object) => Promise<unknown>
     >;
+    webhooks: Record<"listWebhooks" | "getWebhook" | "createWebhook" | "updateWebhook" | "deleteWebhook", (options: object) => Promise<unknown>>;
 }
 
 const DEFAULT_RATE_LIMIT_BACKOFF = { baseMs: 2_000, maxMs: 60_000, maxTotalMs: 120_000 };
@@ -288,6 +293,39 @@ export class SdkSmartsheet implements SmartsheetPort {
         await this.call("deleteRows", true, WriteAck, (retry) =>
             this.sdk.sheets.deleteRows({ sheetId, queryParameters: { ids: rowIds.join(","), ignoreRowsNotFound: true }, ...retry }),
         );
+    }
+
+    async listWebhooks(): Promise<Webhook[]> {
+        const hooks: Webhook[] = [];
+        for (let page = 1; ; page++) {
+            const answer = await this.call("listWebhooks", true, WebhooksPage, (retry) =>
+                this.sdk.webhooks.listWebhooks({ queryParameters: { page, pageSize: 100 }, ...retry }),
+            );
+            hooks.push(...answer.data);
+            if (answer.data.length === 0 || page >= (answer.totalPages ?? 1)) return hooks;
+        }
+    }
+
+    async getWebhook(webhookId: number): Promise<Webhook> {
+        return this.call("getWebhook", true, Webhook, (retry) => this.sdk.webhooks.getWebhook({ webhookId, ...retry }));
+    }
+
+    async createWebhook(webhook: NewWebhook): Promise<Webhook> {
+        const answer = await this.call("createWebhook", false, writeResult(Webhook), (retry) =>
+            this.sdk.webhooks.createWebhook({ body: { ...webhook, scope: "sheet", events: ["*.*"], version: 1 }, ...retry }),
+        );
+        return answer.result;
+    }
+
+    async updateWebhook(webhookId: number, change: WebhookChange): Promise<Webhook> {
+        const answer = await this.call("updateWebhook", true, writeResult(Webhook), (retry) =>
+            this.sdk.webhooks.updateWebhook({ webhookId, body: change, ...retry }),
+        );
+        return answer.result;
+    }
+
+    async deleteWebhook(webhookId: number): Promise<void> {
+        await goneAlready(this.call("deleteWebhook", true, WriteAck, (retry) => this.sdk.webhooks.deleteWebhook({ webhookId, ...retry })));
     }
 
     private async call<T>(

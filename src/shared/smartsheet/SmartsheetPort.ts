@@ -7,7 +7,14 @@ import type {
     Sheet,
     SheetRef,
     SummaryField,
+    Webhook,
 } from "./model";
+
+/**
+ * The `Smartsheet-Change-Agent` every request of the app carries: Smartsheet echoes it as
+ * `changeAgent` on the webhook events of the app's own writes, so that they wake nothing.
+ */
+export const SHEETWRIGHT_CHANGE_AGENT = "sheetwright";
 
 export type ChildKind = "sheets" | "folders";
 
@@ -102,6 +109,18 @@ export type SummaryFieldUpdate = { id: number; objectValue: string | number | nu
  */
 export type Created<T> = { created: true; value: T } | { created: false };
 
+/** A webhook on one sheet, every event (Smartsheet's only choice), version 1. */
+export interface NewWebhook {
+    name: string;
+    callbackUrl: string;
+    scopeObjectId: number;
+}
+
+export interface WebhookChange {
+    enabled?: boolean;
+    callbackUrl?: string;
+}
+
 /** Calls made, counted by Smartsheet operation (one per HTTP request, retries included). */
 export interface CallTally {
     total: number;
@@ -142,6 +161,16 @@ export interface SmartsheetPort {
     deleteFolder(folderId: number): Promise<void>;
     /** Deletes rows by id; ids that are already gone are ignored. */
     deleteRows(sheetId: number, rowIds: number[]): Promise<void>;
+    /** Every webhook the token owns, every page of `GET /webhooks`. */
+    listWebhooks(): Promise<Webhook[]>;
+    /** One webhook, its shared secret included. */
+    getWebhook(webhookId: number): Promise<Webhook>;
+    /** Not idempotent (a second POST makes a second webhook): list before creating again. Created disabled, `NEW_NOT_VERIFIED`. */
+    createWebhook(webhook: NewWebhook): Promise<Webhook>;
+    /** `enabled: true` answers only once Smartsheet has had the callback URL answer its verification challenge (or not: see `status`). */
+    updateWebhook(webhookId: number, change: WebhookChange): Promise<Webhook>;
+    /** Deletes the webhook; one that is gone already (404) counts as deleted. */
+    deleteWebhook(webhookId: number): Promise<void>;
     /** The calls this port has made so far. */
     calls(): CallTally;
     /** A port sharing this one's connection and pacing that also counts its own calls, and logs (429 back-offs) to `log`. */

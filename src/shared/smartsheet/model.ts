@@ -121,3 +121,27 @@ export const PartialRowsResult = z.object({
     result: z.array(Row).default([]),
     failedItems: z.array(FailedItem).nullable().optional(),
 });
+
+/** Where a webhook stands (Smartsheet's `status`); every `DISABLED_*` one sends no callbacks. */
+export const WebhookStatus = z.string().min(1);
+
+/** A webhook as `GET /webhooks` and `GET /webhooks/{id}` describe it (what the app reads of it). */
+export const Webhook = z.object({
+    id: SmartsheetId,
+    name: z.string(),
+    scope: z.string(),
+    scopeObjectId: SmartsheetId,
+    callbackUrl: z.string(),
+    /** Secret: never logged. Present on Smartsheet's reads of a webhook the token owns. */
+    sharedSecret: z.string().optional(),
+    enabled: z.boolean(),
+    status: WebhookStatus,
+    disabledDetails: z.string().optional(),
+});
+export type Webhook = z.infer<typeof Webhook>;
+
+export const WebhooksPage = z.object({
+    data: z.array(Webhook).default([]),
+    pageNumber: z.number().int().optional(),
+    totalPages: z.number().int().optional(),
+});

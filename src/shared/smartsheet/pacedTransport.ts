@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { CallTally } from "./SmartsheetPort";
+import { SHEETWRIGHT_CHANGE_AGENT, type CallTally } from "./SmartsheetPort";
 import { RateLimitWaitTooLongError, type RateLimiter } from "./RateLimiter";
 import type { Telemetry } from "../telemetry/Telemetry";
 
@@ -65,7 +65,8 @@ export function createPacedTransport(limiter: RateLimiter, timeoutMs: number, ca
         try {
             const answer = await fetch(withParams(url, options.params), {
                 method,
-                headers: options.headers,
+                // Every request says it is Sheetwright's: the webhook events of its own writes carry it back, and are ignored.
+                headers: { ...options.headers, "Smartsheet-Change-Agent": SHEETWRIGHT_CHANGE_AGENT },
                 body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
                 signal: AbortSignal.timeout(timeoutMs),
             });
