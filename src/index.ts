@@ -12,6 +12,8 @@ import "./functions/reaper";
 import "./functions/reconcileOnStart";
 import "./functions/jobsApi";
 import "./functions/unparkJob";
+import "./functions/intakeWebhook";
+import "./functions/intakeSweepRequested";
 
 // What telemetry still holds goes out before the worker stops.
 app.hook.appTerminate(() => shutdownTelemetry());

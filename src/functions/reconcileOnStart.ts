@@ -1,10 +1,11 @@
 import { app } from "@azure/functions";
 import * as df from "durable-functions";
 import { z } from "zod";
-import { appConfig, logFromApp, reconcileQueueName, recoveryDeps, requestReconciliation } from "../shared/composition";
+import { appConfig, keeperDeps, logFromApp, reconcileQueueName, recoveryDeps, requestReconciliation } from "../shared/composition";
 import { describeConfig } from "../shared/config";
 import { reconcileJobs } from "../shared/recovery/reconcile";
 import { logLine } from "../shared/text/logText";
+import { keepWebhooks, webhookPlanLine } from "../shared/webhooks/keepWebhooks";
 
 const ReconcileRequest = z.object({ v: z.literal(1), occasion: z.string().max(100) });
 
@@ -13,6 +14,7 @@ const ReconcileRequest = z.object({ v: z.literal(1), occasion: z.string().max(10
 app.hook.appStart(async () => {
     // What this instance runs with, for whoever reads the log: never the token or the storage key.
     logFromApp("info", `Sheetwright configuration: ${JSON.stringify(describeConfig(appConfig()))}`);
+    logFromApp("info", webhookPlanLine(appConfig().sites));
     try {
         await requestReconciliation("start-up");
     } catch (error) {
@@ -31,6 +33,8 @@ df.app.client.storageQueue("reconcileJobs", {
             return;
         }
         await reconcileJobs(await recoveryDeps(context, client), request.data.occasion);
+        // At start-up the webhooks are looked after at once, not at the reaper's next run.
+        if (request.data.occasion === "start-up") await keepWebhooks(await keeperDeps(context), "start-up");
     },
 });
 

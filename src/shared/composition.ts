@@ -28,6 +28,11 @@ import { alertRetryPolicy } from "./alerts/delivery";
 import { SiteOutages } from "./alerts/SiteOutages";
 import type { QueueClient } from "@azure/storage-queue";
 import { startTelemetry, telemetryPlanOf, type RunningTelemetry } from "./telemetry/startTelemetry";
+import { RefusalTally, type ReceiverDeps } from "./webhooks/receiveCallback";
+import { SweepRequests } from "./webhooks/SweepRequests";
+import { WebhookDirectory } from "./webhooks/WebhookDirectory";
+import { WebhookCreations } from "./webhooks/WebhookCreations";
+import type { KeeperDeps } from "./webhooks/keepWebhooks";
 
 /** Long-lived clients, built once per process from the validated configuration. */
 interface Shared {
@@ -43,6 +48,12 @@ interface Shared {
     queue: QueueClient;
     poisonQueue: QueueClient;
     reconcileQueue: QueueClient;
+    sweepRequestQueue: QueueClient;
+    /** The app's webhooks and their secrets, in memory only. */
+    webhooks: WebhookDirectory;
+    sweepRequests: SweepRequests;
+    webhookRefusals: RefusalTally;
+    webhookCreations: WebhookCreations;
     /** Creates the table and queues if missing; started on first use, retried after a failure. */
     ready?: Promise<void>;
     table: TableClient;
@@ -74,6 +85,7 @@ function build(config: Config, env: NodeJS.ProcessEnv): Shared {
     const queue = queueClientFor(storage, config.PROVISION_QUEUE);
     const poisonQueue = queueClientFor(storage, `${config.PROVISION_QUEUE}-poison`);
     const reconcileQueue = queueClientFor(storage, reconcileQueueName(config));
+    const sweepRequestQueue = queueClientFor(storage, sweepRequestQueueName(config));
     const windowMs = config.SMARTSHEET_RATE_LIMIT_WINDOW_SECONDS * 1000;
     // The budget retries on its own terms (ETag conflicts) and falls back rather than wait on storage: no SDK retries.
     const budgetRows = new BudgetTable(tableClientFor(storage, config.JOBS_TABLE, { retryOptions: { maxRetries: 0 } }));
@@ -103,12 +115,13 @@ function build(config: Config, env: NodeJS.ProcessEnv): Shared {
             tokenSetting,
         });
     };
+    const sites = sitesFrom(config.sites, clientFor);
     return {
         config,
         jobs: new JobStore(table),
         blueprints: new BlueprintStore(table),
         cursors: new IntakeCursorStore(table),
-        sites: sitesFrom(config.sites, clientFor),
+        sites,
         listings: new SharedListings(() => Date.now()),
         alerts: config.ALERT_WEBHOOK_URL
             ? new WebhookAlertChannel(config.ALERT_WEBHOOK_URL, { format: config.ALERT_WEBHOOK_FORMAT, signingSecret: config.ALERT_WEBHOOK_SIGNING_SECRET, appHost: config.appHost })
@@ -118,6 +131,16 @@ function build(config: Config, env: NodeJS.ProcessEnv): Shared {
         queue,
         poisonQueue,
         reconcileQueue,
+        sweepRequestQueue,
+        webhooks: new WebhookDirectory(sites.all(), () => Date.now()),
+        sweepRequests: new SweepRequests(
+            table,
+            { send: async (message, delaySeconds) => void (await sweepRequestQueue.sendMessage(base64(JSON.stringify(message)), { visibilityTimeout: delaySeconds })) },
+            config.WEBHOOK_COALESCE_SECONDS * 1000,
+            () => Date.now(),
+        ),
+        webhookRefusals: new RefusalTally(() => Date.now()),
+        webhookCreations: new WebhookCreations(table),
         table,
     };
 }
@@ -131,6 +154,7 @@ async function ensureStorage(): Promise<void> {
         state.queue.createIfNotExists(),
         state.poisonQueue.createIfNotExists(),
         state.reconcileQueue.createIfNotExists(),
+        state.sweepRequestQueue.createIfNotExists(),
     ]).then(
         () => undefined,
         (error: unknown) => {
@@ -204,6 +228,29 @@ export async function sweepDeps(context: InvocationContext, client: df.DurableCl
 
 export async function recoveryDeps(context: InvocationContext, client: df.DurableClient): Promise<RecoveryDeps> {
     return { ...(await provisioningDeps(context)), orchestrations: orchestrationsOver(client) };
+}
+
+/** The queue a webhook callback asks for a site's sweep on. */
+export function sweepRequestQueueName(config: Config): string {
+    return `${config.PROVISION_QUEUE}-sweep`;
+}
+
+/** What the webhook receiver needs: the app's webhooks, the coalesced sweep requests, the refusal tally. */
+export async function receiverDeps(context: InvocationContext): Promise<ReceiverDeps> {
+    await ensureStorage();
+    return { directory: shared!.webhooks, sweeps: shared!.sweepRequests, refusals: shared!.webhookRefusals, log: loggerFor(context), telemetry: shared!.telemetry.telemetry };
+}
+
+/** What the webhook keeper needs: the recovery's bookkeeping, and the webhooks' directory, claims and key. */
+export async function keeperDeps(context: InvocationContext): Promise<KeeperDeps> {
+    const deps = await provisioningDeps(context);
+    return {
+        ...deps,
+        directory: shared!.webhooks,
+        sweeps: shared!.sweepRequests,
+        creations: shared!.webhookCreations,
+        ...(deps.config.WEBHOOK_FUNCTION_KEY ? { functionKey: deps.config.WEBHOOK_FUNCTION_KEY } : {}),
+    };
 }
 
 /** The queue the app start-up hook asks for a reconciliation on (hooks get no DurableClient). */

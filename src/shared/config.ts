@@ -82,6 +82,15 @@ const httpsOrLoopbackUrl = (example: string) =>
             message: "expected an https URL (plain http only on 127.0.0.1, [::1] or localhost)",
         });
 
+/** Where Smartsheet sends webhook callbacks: https on a port it allows (plain http only on this machine, for the simulator). */
+const webhookBaseUrl = () =>
+    httpsOrLoopbackUrl("https://<app>.azurewebsites.net")
+        .refine((value) => !/^https:/i.test(value) || ["", "443", "8000", "8008", "8080", "8443"].includes(new URL(value).port), {
+            message: "expected port 443, 8000, 8008, 8080 or 8443: Smartsheet sends webhook callbacks to no other",
+        })
+        .refine((value) => new URL(value).search === "" && new URL(value).hash === "", { message: "expected the app's base URL alone, without ?query or #fragment" })
+        .transform((value) => (value.endsWith("/") ? value : `${value}/`));
+
 const siteId = (what: string) => {
     const message = `expected the numeric Smartsheet id of ${what}`;
     return z.preprocess(
@@ -93,7 +102,7 @@ const siteId = (what: string) => {
 const SITES_EXAMPLE =
     '[{"name":"acme","intakeSheetId":4583173393803140,"templateFolderId":…,"productsFolderId":…,"filingIndexSheetId":…,"tokenSetting":"SMARTSHEET_TOKEN_ACME"}]';
 
-const SITE_KEYS = ["name", "intakeSheetId", "templateFolderId", "productsFolderId", "filingIndexSheetId", "tokenSetting"] as const;
+const SITE_KEYS = ["name", "intakeSheetId", "templateFolderId", "productsFolderId", "filingIndexSheetId", "tokenSetting", "webhookBaseUrl"] as const;
 
 /** One customer's site as SITES lists it: where its products come from and go, and which setting holds its token. */
 const SiteEntry = z.strictObject(
@@ -116,6 +125,7 @@ const SiteEntry = z.strictObject(
                 const problem = tokenSettingProblem(name);
                 if (problem) context.addIssue({ code: "custom", message: problem });
             }),
+        webhookBaseUrl: webhookBaseUrl().optional(),
     },
     {
         error: (issue) =>
@@ -224,7 +234,7 @@ export const ALERT_FORMATS = ["json", "slack", "teams"] as const;
 export const SETTINGS = {
     SITES: {
         meaning:
-            "JSON list of the customer sites this app serves, each {name, intakeSheetId, templateFolderId, productsFolderId, filingIndexSheetId, tokenSetting}; tokenSetting names the app setting holding that site's token (SMARTSHEET_TOKEN_<SITE>). Leave it out to serve one site from the four ids below",
+            "JSON list of the customer sites this app serves, each {name, intakeSheetId, templateFolderId, productsFolderId, filingIndexSheetId, tokenSetting, webhookBaseUrl?}; tokenSetting names the app setting holding that site's token (SMARTSHEET_TOKEN_<SITE>). Leave it out to serve one site from the four ids below",
         shown: "sites",
         schema: SitesList.optional(),
     },
@@ -411,7 +421,7 @@ export const SETTINGS = {
     },
     ALERT_WEBHOOK_URL: {
         meaning:
-            "optional webhook POSTed for every alert ops must act on: a job parked (job.parked); a whole site failing a run (site.failed) and, when it sweeps again, recovering (site.recovered); an intake row whose status Smartsheet refused to write (intake.rowRefused); open or parked jobs on an intake sheet no site in SITES serves (jobs.orphaned)",
+            "optional webhook POSTed for every alert ops must act on: a job parked (job.parked); a whole site failing a run (site.failed) and, when it sweeps again, recovering (site.recovered); an intake row whose status Smartsheet refused to write (intake.rowRefused); open or parked jobs on an intake sheet no site in SITES serves (jobs.orphaned); a site's intake webhook that cannot be kept on (webhook.disabled)",
         shown: "origin",
         schema: httpsOrLoopbackUrl("https://hooks.example.com/sheetwright").optional(),
     },
@@ -442,6 +452,27 @@ export const SETTINGS = {
         // The message never quotes the value: it is a secret.
         schema: z.string().trim().min(32, { message: "must be at least 32 characters (generate one: openssl rand -hex 32)" }).optional(),
     },
+    WEBHOOK_BASE_URL: {
+        meaning:
+            "public base URL of this function app (https://<app>.azurewebsites.net), where Smartsheet sends the intake sheets' webhook callbacks: an approval then starts its product within about a minute. A site in SITES may name its own (webhookBaseUrl). Leave it out to run on the timer sweeps alone",
+        shown: "origin",
+        schema: webhookBaseUrl().optional(),
+    },
+    WEBHOOK_FUNCTION_KEY: {
+        meaning:
+            "a function key of intakeWebhook (or a host key), which Smartsheet's callback URL carries as ?code=; required with WEBHOOK_BASE_URL (secret; never logged)",
+        shown: "set",
+        schema: z
+            .string()
+            .trim()
+            .regex(/^[A-Za-z0-9_\-=]{16,200}$/, { message: "expected a function key: 16–200 letters, digits, -, _ or = (copy it from the function's Function Keys blade)" })
+            .optional(),
+    },
+    WEBHOOK_COALESCE_SECONDS: {
+        meaning: "webhook callbacks of one site within one slot of this many seconds start one sweep, at the slot's end",
+        shown: "value",
+        schema: seconds(1, 300).default(5),
+    },
 } satisfies Record<string, Setting>;
 
 type SettingName = keyof typeof SETTINGS;
@@ -466,6 +497,8 @@ export interface SiteConfig {
     filingIndexSheetId: number;
     /** The app setting the token came from; safe to name in a log line. */
     tokenSetting: string;
+    /** Where Smartsheet sends this site's webhook callbacks (its own, or WEBHOOK_BASE_URL); none: timer sweeps alone. */
+    webhookBaseUrl?: string;
     /** Secret: never logged, never in an error. */
     token: string;
 }
@@ -529,17 +562,33 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, host?: HostLimi
         );
     }
     problems.push(...identityStorageProblems(input), ...timeZoneProblems(input, env));
-    const sites = sitesOf(input, parsed.success ? parsed.data : undefined, env, problems);
+    const sites = withWebhookBaseUrls(sitesOf(input, parsed.success ? parsed.data : undefined, env, problems), parsed.success ? parsed.data : undefined, problems);
     // The timing checks need only the timing settings: report them even when others are wrong.
     const timing = Settings.pick(TIMING_SETTINGS).safeParse(input);
     if (host && timing.success) problems.push(...limitProblems(timing.data, host));
     const pacing = Settings.pick(PACING_SETTINGS).safeParse(input);
     if (pacing.success) problems.push(...pacingProblems(pacing.data));
     if (parsed.success && sites && problems.length === 0) return { ...parsed.data, sites, appHost: env.WEBSITE_HOSTNAME || undefined };
-    const secrets = [env.SMARTSHEET_ACCESS_TOKEN, env.ALERT_WEBHOOK_SIGNING_SECRET, ...tokenSettingsNamedIn(input.SITES).map((name) => env[name])]
+    const secrets = [env.SMARTSHEET_ACCESS_TOKEN, env.ALERT_WEBHOOK_SIGNING_SECRET, env.WEBHOOK_FUNCTION_KEY, ...tokenSettingsNamedIn(input.SITES).map((name) => env[name])]
         .map((secret) => secret?.trim())
         .filter((secret): secret is string => Boolean(secret));
     throw new ConfigError(problems.map((problem) => secrets.reduce((text, secret) => text.split(secret).join("***"), problem)));
+}
+
+/** Each site's webhook base URL (its own, else WEBHOOK_BASE_URL); a problem when some site has one but no key is set for the callbacks. */
+function withWebhookBaseUrls(sites: SiteConfig[] | undefined, settings: Settings | undefined, problems: string[]): SiteConfig[] | undefined {
+    if (!sites || !settings) return sites;
+    const resolved = sites.map((site) => {
+        const base = site.webhookBaseUrl ?? settings.WEBHOOK_BASE_URL;
+        return base === undefined ? site : { ...site, webhookBaseUrl: base };
+    });
+    if (resolved.some((site) => site.webhookBaseUrl !== undefined) && settings.WEBHOOK_FUNCTION_KEY === undefined) {
+        problems.push(
+            `WEBHOOK_FUNCTION_KEY: missing: Smartsheet's callbacks reach intakeWebhook only with a function key in their URL; ` +
+                `add a key to the function (Function Keys blade, or az functionapp function keys set) and put it here, or remove WEBHOOK_BASE_URL to run on timer sweeps alone`,
+        );
+    }
+    return resolved;
 }
 
 /** `SITES[1].intakeSheetId` for an issue inside the list, the setting's name otherwise. */
@@ -827,10 +876,10 @@ export function describeConfig(config: Config): Record<string, string | number |
 
 type ShownSite = Omit<SiteConfig, "token">;
 
-/** A site as a log line may show it: its ids and the name of its token's setting, never the token. */
+/** A site as a log line may show it: its ids, the name of its token's setting (never the token), its webhook base URL's origin. */
 function shownSite(site: SiteConfig): ShownSite {
-    const { name, intakeSheetId, templateFolderId, productsFolderId, filingIndexSheetId, tokenSetting } = site;
-    return { name, intakeSheetId, templateFolderId, productsFolderId, filingIndexSheetId, tokenSetting };
+    const { name, intakeSheetId, templateFolderId, productsFolderId, filingIndexSheetId, tokenSetting, webhookBaseUrl } = site;
+    return { name, intakeSheetId, templateFolderId, productsFolderId, filingIndexSheetId, tokenSetting, ...(webhookBaseUrl ? { webhookBaseUrl: originOf(webhookBaseUrl) } : {}) };
 }
 
 function originOf(url: string): string {

@@ -10,6 +10,8 @@ export const APP_FUNCTIONS = [
     "getJob",
     "intakeFullSweep",
     "intakeSweep",
+    "intakeSweepRequested",
+    "intakeWebhook",
     "listJobs",
     "parkJob",
     "provisionProduct",

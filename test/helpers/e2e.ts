@@ -37,6 +37,8 @@ export interface E2EOptions {
     duplicateActivities?: "sequential" | "concurrent";
     /** The app folder the host runs (its package.json's main): the checkout by default, or a deploy package. */
     appDir?: string;
+    /** The fast path on: WEBHOOK_BASE_URL is the host itself, the callbacks carry its function key, slots of 1 s. */
+    webhooks?: boolean;
 }
 
 /** The end-to-end tests' time settings (over host.json's 10-minute functionTimeout); each set of settings passes start-up. */
@@ -60,6 +62,10 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
     const sim = await startTestSimulator(options.simulator);
     const connection = inject("azuriteConnectionString");
     const sites = sim.core.sites();
+    const port = await freePort();
+    const webhooks: Record<string, string> = options.webhooks
+        ? { WEBHOOK_BASE_URL: `http://127.0.0.1:${port}/`, WEBHOOK_FUNCTION_KEY: FUNCTION_KEY, WEBHOOK_COALESCE_SECONDS: "1" }
+        : {};
     const settings = appSettingsFor(
         // Several simulated sites go through SITES; one, through the single-site settings.
         { smartsheetBaseUrl: sim.baseUrl, anchors: sim.core.anchors, storageConnectionString: connection, ...(sites.length > 1 ? { sites } : {}) },
@@ -70,11 +76,12 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
             AzureFunctionsJobHost__extensions__durableTask__storageProvider__controlQueueVisibilityTimeout: "00:00:03",
             AzureFunctionsJobHost__extensions__queues__visibilityTimeout: "00:00:00",
             ...(options.duplicateActivities ? { LOCALHOST_DUPLICATE_ACTIVITIES: options.duplicateActivities } : {}),
+            ...webhooks,
             ...options.settings,
         },
     );
     // Every output line is kept: the tests look through a whole run's log.
-    const host = new HostProcess({ appDir: options.appDir ?? APP_DIR, port: await freePort(), settings, keptLines: Infinity });
+    const host = new HostProcess({ appDir: options.appDir ?? APP_DIR, port, settings, keptLines: Infinity });
     await host.start();
     const jobs = new JobStore(createTableClient(connection, settings.JOBS_TABLE!));
     const queue = createQueueClient(connection, settings.PROVISION_QUEUE!);

@@ -581,3 +581,37 @@ describe("the alert webhook's format and signing secret", () => {
         expect(JSON.stringify(describeConfig(config))).not.toContain(secret);
     });
 });
+
+describe("the webhook settings", () => {
+    const KEY = "fn-key-0123456789abcdefSECRET";
+
+    it("gives every site WEBHOOK_BASE_URL (a site in SITES may name its own), shows only its origin and never the key", () => {
+        const config = loadConfig({ ...valid, WEBHOOK_BASE_URL: "https://sheetwright.azurewebsites.net", WEBHOOK_FUNCTION_KEY: KEY });
+        expect(config.sites[0]!.webhookBaseUrl).toBe("https://sheetwright.azurewebsites.net/");
+        expect(config.WEBHOOK_COALESCE_SECONDS).toBe(5);
+        const shown = JSON.stringify(describeConfig(config));
+        expect(shown).not.toContain(KEY);
+        expect(describeConfig(config).WEBHOOK_FUNCTION_KEY).toBe("(set)");
+
+        const sites = JSON.stringify([
+            { ...ACME_SITE, webhookBaseUrl: "https://acme-hooks.example.com:8443" },
+            { ...ACME_SITE, name: "globex", intakeSheetId: 5583173393803140, productsFolderId: 6234567890123456, filingIndexSheetId: 7234567890123456, tokenSetting: "SMARTSHEET_TOKEN_GLOBEX" },
+        ]);
+        const multi = loadConfig({ AzureWebJobsStorage: "UseDevelopmentStorage=true", TASK_HUB_NAME: "Sheetwright", SITES: sites, SMARTSHEET_TOKEN_ACME: TOKEN, SMARTSHEET_TOKEN_GLOBEX: TOKEN, WEBHOOK_BASE_URL: "https://sheetwright.azurewebsites.net/", WEBHOOK_FUNCTION_KEY: KEY });
+        expect(multi.sites.map((site) => site.webhookBaseUrl)).toEqual(["https://acme-hooks.example.com:8443/", "https://sheetwright.azurewebsites.net/"]);
+    });
+
+    it("refuses a webhook base URL without the function key its callbacks need, naming what to do and never the key", () => {
+        expect(problemsOf({ ...valid, WEBHOOK_BASE_URL: "https://sheetwright.azurewebsites.net" }).message).toMatch(/WEBHOOK_FUNCTION_KEY: missing: .*Function Keys blade/);
+    });
+
+    it("refuses a callback port Smartsheet never calls, a query in the base URL, plain http off this machine, and a key that is not one", () => {
+        const message = (env: Record<string, string>) => problemsOf({ ...valid, WEBHOOK_FUNCTION_KEY: KEY, ...env }).message;
+        expect(message({ WEBHOOK_BASE_URL: "https://sheetwright.example.com:7071" })).toMatch(/WEBHOOK_BASE_URL: expected port 443, 8000, 8008, 8080 or 8443/);
+        expect(message({ WEBHOOK_BASE_URL: "https://sheetwright.example.com/?code=abc" })).toMatch(/WEBHOOK_BASE_URL: expected the app's base URL alone/);
+        expect(message({ WEBHOOK_BASE_URL: "http://sheetwright.example.com" })).toMatch(/WEBHOOK_BASE_URL: expected an https URL/);
+        const badKey = problemsOf({ ...valid, WEBHOOK_BASE_URL: "https://sheetwright.azurewebsites.net", WEBHOOK_FUNCTION_KEY: "short SECRET" }).message;
+        expect(badKey).toMatch(/WEBHOOK_FUNCTION_KEY: expected a function key/);
+        expect(badKey).not.toContain("short SECRET");
+    });
+});

@@ -18,6 +18,7 @@ const LAYERS: string[][] = [
     ["shared/provisioning"],
     ["shared/intake"],
     ["shared/recovery"],
+    ["shared/webhooks"],
     ["shared/composition.ts"],
     ["orchestrators", "functions", "index.ts"],
 ];

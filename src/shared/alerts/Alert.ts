@@ -57,4 +57,16 @@ export interface SiteRecoveredAlert {
     recoveredAt: string;
 }
 
-export type Alert = ParkAlert | SiteFailureAlert | SiteRecoveredAlert | IntakeRowRefusedAlert | OrphanedJobsAlert;
+/** A site's intake webhook cannot be kept enabled by the app (Smartsheet disabled it for good, or refuses its callback URL): the site runs on timer sweeps until a person acts. */
+export interface WebhookAlert {
+    event: "webhook.disabled";
+    site: string;
+    /** Smartsheet's id of the webhook (absent when it could not be created). */
+    webhookId?: number;
+    /** Its status (`DISABLED_APP_REVOKED`…), or `REFUSED` when Smartsheet refused to create or enable it. */
+    status: string;
+    reason: string;
+    foundAt: string;
+}
+
+export type Alert = WebhookAlert | ParkAlert | SiteFailureAlert | SiteRecoveredAlert | IntakeRowRefusedAlert | OrphanedJobsAlert;

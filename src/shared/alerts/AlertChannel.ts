@@ -6,7 +6,7 @@ import { signatureHeaders } from "./signature";
 
 export { chatSafeText };
 
-export type { Alert, IntakeRowRefusedAlert, OrphanedJobsAlert, ParkAlert, SiteFailureAlert, SiteRecoveredAlert } from "./Alert";
+export type { Alert, IntakeRowRefusedAlert, OrphanedJobsAlert, ParkAlert, SiteFailureAlert, SiteRecoveredAlert, WebhookAlert } from "./Alert";
 
 /**
  * Where alerts go (a webhook today; a new channel is one class). `send` resolves once the channel

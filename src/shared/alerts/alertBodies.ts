@@ -116,6 +116,13 @@ function chatMessage(alert: Alert, appHost: string | undefined): ChatMessage {
                     ...fact("Refused at", alert.refusedAt),
                 ],
             };
+        case "webhook.disabled":
+            return {
+                event: alert.event,
+                title: `Intake webhook of site ${chatSafeText(alert.site)} is off`,
+                summary: chatSafeText(alert.reason),
+                facts: [...fact("Site", alert.site), ...fact("Webhook", alert.webhookId), ...fact("Status", alert.status), ...fact("Found at", alert.foundAt)],
+            };
         case "jobs.orphaned":
             return {
                 event: alert.event,

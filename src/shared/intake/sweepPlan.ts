@@ -7,8 +7,8 @@ import { cleanText, composeProductNames, NameDoesNotFitError } from "../naming/p
 import { IntakeColumns, IntakeStatus } from "../intakeRow/intakeStatus";
 import type { CursorRead, IntakeCursor } from "./IntakeCursorStore";
 
-/** A routine sweep reads the rows changed since its cursor; a full sweep reads every row. */
-export type SweepKind = "routine" | "full";
+/** A routine sweep reads the rows changed since its cursor (a `webhook` sweep too, asked for by a callback); a full sweep reads every row. */
+export type SweepKind = "routine" | "full" | "webhook";
 
 /** One intake row's request, as the customer typed it; parsing it is the validation. */
 const IntakeRequest = z.object({

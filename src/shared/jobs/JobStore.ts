@@ -136,12 +136,15 @@ const CODE_PREFIX = "code-";
 /** Written once every job of the partition that held a code before the index existed has its code row. */
 const CODES_INDEXED = "codes-indexed";
 /**
- * One entity per intake sheet found with jobs but no site: ops was told (`toldAt`), the alert was
- * given up (`givenUpAt`), a run is telling (`claimedAt`, `by`), or failed tries wait (`tries`, `retryAt`).
+ * Things ops is told once, across runs and instances, one entity each: ops was told (`toldAt`),
+ * the alert was given up (`givenUpAt`), a run is telling (`claimedAt`, `by`), or failed tries wait
+ * (`tries`, `retryAt`). By partition: an intake sheet found with jobs but no site (keyed by the
+ * sheet); a site's webhook Smartsheet disabled for good or refuses (keyed by site, webhook and status).
  */
-const ORPHAN_NOTICES = "orphaned-intake-sheet";
+export const NOTICES = { orphanedIntakeSheet: "orphaned-intake-sheet", webhook: "webhook-notice" } as const;
+type NoticePartition = (typeof NOTICES)[keyof typeof NOTICES];
 
-interface OrphanNoticeEntity {
+interface NoticeEntity {
     etag: string;
     by?: string;
     claimedAt?: unknown;
@@ -337,22 +340,23 @@ export class JobStore {
     }
 
     /**
-     * Claims telling ops that intake sheet `pk` has jobs but no site (a conditional write): true
-     * when this run is to tell, false when ops was told already, the alert was given up, its next
-     * try is not due before `now`, or another run's claim is younger than `expiredBefore` (ms).
-     * Once told (or given up), never again for that intake sheet.
+     * Claims telling ops of notice `key` (e.g. that intake sheet `key` has jobs but no site), a
+     * conditional write: true when this run is to tell, false when ops was told already, the alert
+     * was given up, its next try is not due before `now`, or another run's claim is younger than
+     * `expiredBefore` (ms). Once told (or given up), never again for that key.
      */
-    async claimOrphanNotice(pk: string, by: string, now: Date, expiredBefore: number): Promise<boolean> {
-        let current: OrphanNoticeEntity | undefined;
+    async claimNotice(partition: NoticePartition, key: string, by: string, now: Date, expiredBefore: number): Promise<boolean> {
+        const pk = key;
+        let current: NoticeEntity | undefined;
         try {
-            current = await this.table.getEntity<OrphanNoticeEntity>(ORPHAN_NOTICES, pk);
+            current = await this.table.getEntity<NoticeEntity>(partition, pk);
         } catch (error) {
             if (storageErrorStatus(error) !== 404) throw error;
         }
         if (current?.toldAt || current?.givenUpAt) return false;
         if (typeof current?.retryAt === "string" && Date.parse(current.retryAt) > now.getTime()) return false;
         if (typeof current?.claimedAt === "string" && Date.parse(current.claimedAt) > expiredBefore) return false;
-        const claim = { partitionKey: ORPHAN_NOTICES, rowKey: pk, kind: "orphanNotice", claimedAt: now.toISOString(), by, tries: current?.tries ?? 0 };
+        const claim = { partitionKey: partition, rowKey: pk, kind: "notice", claimedAt: now.toISOString(), by, tries: current?.tries ?? 0 };
         try {
             if (current) await this.table.updateEntity(claim, "Replace", { etag: current.etag });
             else await this.table.createEntity(claim);
@@ -364,19 +368,20 @@ export class JobStore {
     }
 
     /**
-     * The answer to a claimed orphan notice: told (never again), or a failed try, which
+     * The answer to a claimed notice: told (never again), or a failed try, which
      * `afterTry(tries)` turns into the time of the next try or the notice given up (never again
      * either). Returns what was recorded for a failed try; nothing when another run's claim replaced ours.
      */
-    async recordOrphanNotice(pk: string, by: string, told: Date | undefined, afterTry?: (tries: number) => AfterFailure): Promise<AfterFailure | undefined> {
-        const current = await this.table.getEntity<OrphanNoticeEntity>(ORPHAN_NOTICES, pk);
+    async recordNotice(partition: NoticePartition, key: string, by: string, told: Date | undefined, afterTry?: (tries: number) => AfterFailure): Promise<AfterFailure | undefined> {
+        const pk = key;
+        const current = await this.table.getEntity<NoticeEntity>(partition, pk);
         if (current.by !== by) return undefined;
         const tries = (current.tries ?? 0) + 1;
         const next = told ? undefined : afterTry?.(tries);
         const entity = {
-            partitionKey: ORPHAN_NOTICES,
+            partitionKey: partition,
             rowKey: pk,
-            kind: "orphanNotice",
+            kind: "notice",
             tries,
             ...(told ? { toldAt: told.toISOString() } : {}),
             ...(next && "retryAt" in next ? { retryAt: next.retryAt } : {}),

@@ -1,5 +1,6 @@
 import { afterFailure, reportAlertGivenUp, alertFailureOf, alertRetryPolicy, type AlertFailure } from "../alerts/delivery";
 import { parkAlertClaimExpiredBefore, type ParkAlertOutcome } from "../provisioning/parkAlert";
+import { NOTICES } from "../jobs/JobStore";
 import type { RecoveryDeps } from "./reconcile";
 
 /** An intake sheet with active jobs (queued, running or parked) that belongs to no configured site. */
@@ -27,7 +28,7 @@ export async function tellOpsOfOrphanedJobs(
     orphaned: OrphanedIntakeSheet,
 ): Promise<ParkAlertOutcome> {
     const by = deps.newRunId();
-    if (!(await deps.jobs.claimOrphanNotice(orphaned.intakeSheetId, by, deps.now(), parkAlertClaimExpiredBefore(deps)))) return "left";
+    if (!(await deps.jobs.claimNotice(NOTICES.orphanedIntakeSheet, orphaned.intakeSheetId, by, deps.now(), parkAlertClaimExpiredBefore(deps)))) return "left";
     const known = deps.sites.all().map((site) => `${site.name}: ${site.intakeSheetId}`).join(", ");
     const reason =
         `intake sheet ${orphaned.intakeSheetId} belongs to no site in SITES (${known}) but has ${orphaned.active} active job${orphaned.active === 1 ? "" : "s"}; ` +
@@ -40,7 +41,7 @@ export async function tellOpsOfOrphanedJobs(
         failure = alertFailureOf(error);
     }
     const now = deps.now();
-    const next = await deps.jobs.recordOrphanNotice(orphaned.intakeSheetId, by, failure ? undefined : now, (tries) =>
+    const next = await deps.jobs.recordNotice(NOTICES.orphanedIntakeSheet, orphaned.intakeSheetId, by, failure ? undefined : now, (tries) =>
         afterFailure(failure!, tries, now, alertRetryPolicy(deps.config.STALE_AFTER_MINUTES)),
     );
     if (failure && next && "givenUp" in next) {

@@ -16,6 +16,8 @@ export interface Site {
     readonly filingIndexSheetId: number;
     /** The app setting its token comes from: what to fix when Smartsheet refuses the token. */
     readonly tokenSetting: string;
+    /** Where Smartsheet sends this site's webhook callbacks; none: the site runs on timer sweeps alone. */
+    readonly webhookBaseUrl?: string;
     readonly smartsheet: SmartsheetPort;
 }
 

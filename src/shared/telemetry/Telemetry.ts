@@ -24,6 +24,7 @@ export const TelemetryMetrics = [
     "sheetwright.sweep.found",
     "sheetwright.reaper.backlog",
     "sheetwright.approval_to_done.seconds",
+    "sheetwright.webhook.callbacks",
 ] as const;
 export type TelemetryMetric = (typeof TelemetryMetrics)[number];
 
@@ -50,6 +51,8 @@ export const DimensionNames = [
     "kind",
     // Which run saw it (`intake sweep`, `reaper`…).
     "run",
+    // What a webhook callback led to (`requested`, `coalesced`, `own writes`).
+    "outcome",
     // A job.done's approval-to-done time, for percentiles over the traces table.
     "approvalToDoneSeconds",
     // A run's counts (sweep.completed, reaper.completed).
