@@ -2,6 +2,9 @@ import { defineConfig } from "vitest/config";
 
 const CHAOS = "test/chaos/chaos.test.ts";
 
+/** `npm run test:app` runs "e2e" without "host" beside it, so it may take the second round's room alone. */
+const E2E_WORKERS = Number(process.env.SHEETWRIGHT_E2E_WORKERS ?? "2");
+
 /**
  * Five projects in three rounds. Vitest runs one group after the other, each at its own number of
  * files at a time, and within a group one project's files after another's (by name); a file it
@@ -56,7 +59,7 @@ export default defineConfig({
                     name: "e2e",
                     include: ["test/e2e/**/*.test.ts", "test/bench/**/*.test.ts"],
                     globalSetup: ["test/helpers/globalSetup.ts"],
-                    maxWorkers: 2,
+                    maxWorkers: E2E_WORKERS,
                     sequence: { groupOrder: 1 },
                 },
             },

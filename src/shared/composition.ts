@@ -6,6 +6,7 @@ import type { JobsApiDeps } from "./recovery/jobsApi";
 import { sitesFrom, type Sites } from "./sites/Sites";
 import { functionTimeoutMs } from "./hostTimeout";
 import { IntakeCursorStore } from "./intake/IntakeCursorStore";
+import { WebhookHealth } from "./intake/WebhookHealth";
 import type { SweepDeps } from "./intake/intakeSweep";
 import { JobStore } from "./jobs/JobStore";
 import { provisionMessage } from "./jobs/ProvisionMessage";
@@ -168,7 +169,7 @@ async function ensureStorage(): Promise<void> {
 /** What the jobs API reads: the Jobs table and the sites. */
 export async function jobsApiDeps(): Promise<JobsApiDeps> {
     await ensureStorage();
-    return { jobs: shared!.jobs, sites: shared!.sites };
+    return { jobs: shared!.jobs, sites: shared!.sites, webhookHealth: new WebhookHealth(shared!.table) };
 }
 
 type Level = keyof Logger;
@@ -221,6 +222,7 @@ export async function sweepDeps(context: InvocationContext, client: df.DurableCl
         ...deps,
         orchestrations: orchestrationsOver(client),
         cursors: shared!.cursors,
+        webhookHealth: new WebhookHealth(shared!.table),
         // The Functions queue trigger decodes base64 by default (messageEncoding).
         enqueue: async (key) => void (await shared!.queue.sendMessage(base64(provisionMessage(key)))),
     };
@@ -249,6 +251,7 @@ export async function keeperDeps(context: InvocationContext): Promise<KeeperDeps
         directory: shared!.webhooks,
         sweeps: shared!.sweepRequests,
         creations: shared!.webhookCreations,
+        health: new WebhookHealth(shared!.table),
         ...(deps.config.WEBHOOK_FUNCTION_KEY ? { functionKey: deps.config.WEBHOOK_FUNCTION_KEY } : {}),
     };
 }

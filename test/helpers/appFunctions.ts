@@ -25,4 +25,5 @@ export const APP_FUNCTIONS = [
     "stampSummary",
     "unparkJob",
     "verifyCopies",
+    "webhookHealth",
 ].sort();

@@ -21,6 +21,7 @@ import type { RunningSimulator, SimulatorOptions } from "../../tools/smartsheet-
 import { sitesSettingsFor } from "../../tools/stack/appSettings";
 import { startTestSimulator } from "../sim/simTestKit";
 import { uniqueName } from "./names";
+import { WebhookHealth } from "../../src/shared/intake/WebhookHealth";
 
 export interface Harness {
     sim: RunningSimulator;
@@ -30,6 +31,7 @@ export interface Harness {
     /** Every site, in the simulator's order. */
     sites: readonly Site[];
     deps: SweepDeps & {
+        webhookHealth: WebhookHealth;
         /** The first site's client, for a test's own Smartsheet calls. */
         smartsheet: SmartsheetPort;
         logs: string[];
@@ -147,6 +149,7 @@ async function harnessOn(sim: RunningSimulator, options: HarnessOptions): Promis
             smartsheet: site.smartsheet,
             orchestrations,
             cursors: new IntakeCursorStore(table),
+            webhookHealth: new WebhookHealth(table),
             enqueue: async (key) => void enqueued.push(key),
             logs,
             enqueued,

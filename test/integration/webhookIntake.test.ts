@@ -14,6 +14,9 @@ import { keepWebhooks, type KeeperDeps } from "../../src/shared/webhooks/keepWeb
 import { SweepRequests, type SweepRequestMessage } from "../../src/shared/webhooks/SweepRequests";
 import { WebhookCreations } from "../../src/shared/webhooks/WebhookCreations";
 import { WebhookDirectory } from "../../src/shared/webhooks/WebhookDirectory";
+import { sweepSite } from "../../src/shared/intake/intakeSweep";
+import { isoWeek, WebhookHealth } from "../../src/shared/intake/WebhookHealth";
+import { webhookHealthReport } from "../../src/shared/recovery/jobsApi";
 import { approvedRequest } from "../helpers/intakeSheet";
 import { startProvisioningHarness, type Harness } from "../helpers/provisioningHarness";
 import { sdk } from "../sim/simTestKit";
@@ -75,6 +78,7 @@ async function startStack(test: Pick<TestContext, "onTestFinished">, options: { 
         sweeps,
         creations: new WebhookCreations(h.table),
         functionKey: FUNCTION_KEY,
+        health: new WebhookHealth(h.table),
     };
     const stack: Stack = {
         h,
@@ -192,6 +196,23 @@ describe.concurrent("the webhook keeper", () => {
     });
 });
 
+describe.concurrent("the webhook keeper watching the health figure", () => {
+    it("tells ops once when a week's rows no webhook announced jump past three times the weeks before, and not below five", async (test) => {
+        const stack = await startStack(test);
+        await keepWebhooks(stack.keeper, "start-up");
+        const health = stack.keeper.health!;
+        const now = new Date();
+        await health.add("default", new Date(now.getTime() - 7 * 86_400_000), 1);
+        await health.add("default", now, 3);
+        await keepWebhooks(stack.keeper, "reaper run");
+        expect(stack.alerts).toEqual([]);
+        await health.add("default", now, 2);
+        await keepWebhooks(stack.keeper, "reaper run");
+        await keepWebhooks(stack.keeper, "reaper run");
+        expect(stack.alerts).toEqual([expect.objectContaining({ event: "webhook.disabled", site: "default", status: "UNANNOUNCED", reason: expect.stringMatching(/found 5 intake rows .* against at most 1 a week/) })]);
+    });
+});
+
 describe.concurrent("the webhook receiver", () => {
     it("turns a customer's approval into one key-only sweep request for its site, visible at the end of the slot", async (test) => {
         const stack = await startStack(test);
@@ -267,3 +288,59 @@ describe.concurrent("the webhook receiver", () => {
         expect(stack.answers.filter((status) => status !== 200)).toEqual([]);
     });
 });
+
+describe.concurrent("the receiver's health figure", () => {
+    async function harnessTenMinutesOn(test: Pick<TestContext, "onTestFinished">, settings: Record<string, string>) {
+        const clock = { offsetMs: -10 * 60_000 };
+        const h = await startProvisioningHarness({ simulator: { clock: () => Date.now() + clock.offsetMs }, settings });
+        test.onTestFinished(() => h.close());
+        h.sim.core.reset();
+        clock.offsetMs = 0;
+        return h;
+    }
+
+    it("a timer sweep of a webhook site counts the rows it acted on that changed longer ago than a webhook takes, per week; the webhook's own sweep and fresh rows count nothing", async (test) => {
+        const h = await harnessTenMinutesOn(test, { WEBHOOK_BASE_URL: "https://sheetwright.example.com", WEBHOOK_FUNCTION_KEY: FUNCTION_KEY });
+        const routine = await sweepSite(h.deps, h.site, "routine");
+        expect(routine.queued).toHaveLength(3);
+        expect(routine.unannounced).toEqual(routine.queued);
+        expect(h.deps.logs.some((line) => /intake sweep of site default \(routine, .*3 found that no webhook announced/.test(line))).toBe(true);
+
+        await customerAddsTo(h, [approvedRequest("IND-7401")]);
+        const fresh = await sweepSite(h.deps, h.site, "routine");
+        expect(fresh.queued).toHaveLength(1);
+        expect(fresh.unannounced).toEqual([]);
+        await customerAddsTo(h, [approvedRequest("IND-7402")]);
+        expect((await sweepSite(h.deps, h.site, "webhook")).unannounced).toBeUndefined();
+
+        const report = await webhookHealthReport(h.deps, new Date());
+        const weeks = (report.jsonBody as { sites: Array<{ site: string; webhook: boolean; weeks: Array<{ week: string; unannounced: number }> }> }).sites[0]!;
+        expect(weeks).toMatchObject({ site: "default", webhook: true });
+        expect(weeks.weeks).toHaveLength(4);
+        expect(weeks.weeks.at(-1)).toEqual({ week: isoWeek(new Date()), unannounced: 3 });
+        expect(weeks.weeks.slice(0, 3).every((week) => week.unannounced === 0)).toBe(true);
+    });
+
+    it("a site on timer sweeps alone counts nothing and is listed without figures", async (test) => {
+        const h = await harnessTenMinutesOn(test, {});
+        const routine = await sweepSite(h.deps, h.site, "routine");
+        expect(routine.queued).toHaveLength(3);
+        expect(routine.unannounced).toBeUndefined();
+        expect((await webhookHealthReport(h.deps, new Date())).jsonBody).toEqual({ sites: [{ site: "default", webhook: false }] });
+    });
+
+    it("names ISO weeks as ISO 8601 does at the turn of a year", () => {
+        expect(isoWeek(new Date("2026-12-03T12:00:00Z"))).toBe("2026-W49");
+        expect(isoWeek(new Date("2027-01-01T00:00:00Z"))).toBe("2026-W53");
+        expect(isoWeek(new Date("2025-12-29T00:00:00Z"))).toBe("2026-W01");
+    });
+});
+
+async function customerAddsTo(h: Harness, rows: Array<Record<string, string | boolean>>): Promise<void> {
+    const sheet = h.sim.core.state().sheets.find((candidate) => candidate.id === h.site.intakeSheetId)!;
+    const columns = new Map(sheet.columns.map((column) => [column.title, column.id]));
+    await sdk(h.sim).sheets.addRows({
+        sheetId: h.site.intakeSheetId,
+        body: rows.map((values) => ({ toBottom: true, cells: Object.entries(values).map(([title, value]) => ({ columnId: columns.get(title), value })) })),
+    });
+}

@@ -74,3 +74,28 @@ describe("the jobs CLI's output", () => {
         expect(out).toMatch(/^unparked:\s+2026-12-01T12:00:00.000Z by ops$/m);
     });
 });
+
+describe("sheetwright-jobs health", () => {
+    it("prints each site's weeks of rows no webhook announced, and says which sites run on timer sweeps alone", async () => {
+        const { code, out, asked } = await cli(
+            ["health"],
+            [
+                {
+                    status: 200,
+                    body: {
+                        sites: [
+                            { site: "acme", webhook: true, weeks: [{ week: "2026-W46", unannounced: 0 }, { week: "2026-W47", unannounced: 0 }, { week: "2026-W48", unannounced: 1 }, { week: "2026-W49", unannounced: 0 }] },
+                            { site: "globex", webhook: false },
+                        ],
+                    },
+                },
+            ],
+        );
+        expect(code).toBe(ExitCode.ok);
+        expect(asked).toEqual(["/api/webhooks/health"]);
+        expect(out.split("\n")).toEqual([
+            "acme: 2026-W46 0, 2026-W47 0, 2026-W48 1, 2026-W49 0 unannounced by week (healthy: 0)",
+            "globex: no webhook (WEBHOOK_BASE_URL not set): timer sweeps alone",
+        ]);
+    });
+});

@@ -18,6 +18,7 @@ Commands:
   show <jobKey>                         one job: its row and its orchestration
   unpark <jobKey> [--by WHO] [--note T] resume a parked job at its stage
   reconcile                             write the terminal states that job rows missed, now
+  health                                the webhook receiver's health: per site and week, rows the timer sweeps found that no webhook announced (healthy: 0)
 
 Options:
   --url URL        the app's base URL (default: $SHEETWRIGHT_URL, else http://127.0.0.1:7071)
@@ -60,6 +61,16 @@ const JobList = z.looseObject({
     invalid: z.array(z.object({ jobKey: z.string(), reason: z.string() })).optional(),
     continuation: z.string().optional(),
 });
+const WebhookHealthReport = z.object({
+    sites: z.array(
+        z.object({
+            site: z.string(),
+            webhook: z.boolean(),
+            weeks: z.array(z.object({ week: z.string(), unannounced: z.number() })).default([]),
+        }),
+    ),
+});
+
 const ApiError = z.looseObject({ error: z.string() });
 
 export interface CliIo {
@@ -175,6 +186,17 @@ async function run(argv: string[], io: CliIo): Promise<number> {
             const report = inertValue(answer.body) as { checked: number; transitions: string[] };
             for (const line of report.transitions) io.out(line);
             io.out(`${report.checked} active jobs checked, ${report.transitions.length} transitions`);
+            return ExitCode.ok;
+        }
+        case "health": {
+            expectNoMore();
+            const answer = await api("GET", "webhooks/health");
+            if (answer.status !== 200) return failed(answer, io);
+            if (values.json) return printed(answer.body, io);
+            for (const site of WebhookHealthReport.parse(inertValue(answer.body)).sites) {
+                if (!site.webhook) io.out(`${site.site}: no webhook (WEBHOOK_BASE_URL not set): timer sweeps alone`);
+                else io.out(`${site.site}: ${site.weeks.map((week) => `${week.week} ${week.unannounced}`).join(", ")} unannounced by week (healthy: 0)`);
+            }
             return ExitCode.ok;
         }
         default:

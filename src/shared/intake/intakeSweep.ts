@@ -45,6 +45,7 @@ import {
     type SweepRead,
 } from "./sweepPlan";
 import { jobEvents } from "../telemetry/jobEvents";
+import { WEBHOOK_GRACE_MS, type WebhookHealth } from "./WebhookHealth";
 
 export type { SweepKind } from "./sweepPlan";
 
@@ -54,6 +55,8 @@ export interface SweepDeps extends ProvisioningDeps {
     enqueue(key: JobKey): Promise<void>;
     /** Where the routine sweep carries on from. */
     cursors: IntakeCursorStore;
+    /** Counts, per site and week, what timer sweeps found that no webhook announced. */
+    webhookHealth?: WebhookHealth;
 }
 
 interface SweepReport {
@@ -71,6 +74,8 @@ interface SweepReport {
     statusesWritten: number;
     /** Jobs whose intake row refused its status (locked, no permission): retried with back-off, ops told once. */
     statusesRefused: string[];
+    /** A timer sweep of a site with a webhook: the jobs it queued or rejected for rows changed longer ago than a webhook takes (none announced them). */
+    unannounced?: string[];
     smartsheetCalls: number;
 }
 
@@ -126,6 +131,9 @@ export async function sweepSite(deps: SweepDeps, site: Site, kind: SweepKind = "
     const followUpActions = planFollowUp(read, plan, rowWork.landed, outstanding).filter((action) => action.type !== "advanceCursor" || rowWork.unwritten.length === 0);
     const followUp = await applySweepActions(deps, smartsheet, followUpActions, site);
 
+    const unannounced = kind !== "webhook" && site.webhookBaseUrl ? unannouncedBy(read, [...rowWork.queued, ...rowWork.rejected], startedAt) : undefined;
+    if (unannounced && unannounced.length > 0) await countUnannounced(deps, site, startedAt, unannounced);
+
     const report: SweepReport = {
         site: site.name,
         kind,
@@ -138,6 +146,7 @@ export async function sweepSite(deps: SweepDeps, site: Site, kind: SweepKind = "
         missedByCursor: followUp.missedByCursor,
         statusesWritten: rowWork.statusesWritten,
         statusesRefused: rowWork.statusesRefused,
+        ...(unannounced ? { unannounced } : {}),
         smartsheetCalls: smartsheet.calls().total,
     };
     deps.log.info(
@@ -145,10 +154,35 @@ export async function sweepSite(deps: SweepDeps, site: Site, kind: SweepKind = "
             `${report.rejected.length} rejected, ${report.requeued.length} re-sent, ` +
             (kind === "full" ? `${report.missedByCursor.length} missed by the cursor, ` : "") +
             (report.statusesRefused.length > 0 ? `${report.statusesRefused.length} statuses refused by their rows, ` : "") +
+            (unannounced ? `${unannounced.length} found that no webhook announced, ` : "") +
             `${report.smartsheetCalls} Smartsheet calls`,
     );
     deps.telemetry?.event("sweep.completed", { site: site.name, kind, rowsRead: report.rowsRead, queued: report.queued.length, rejected: report.rejected.length, missedByCursor: report.missedByCursor.length, smartsheetCalls: report.smartsheetCalls });
     return report;
+}
+
+/**
+ * Of the jobs a timer sweep queued or rejected, those whose intake row changed longer ago than a
+ * webhook's sweep takes to come (`WEBHOOK_GRACE_MS` before Smartsheet's read): no webhook announced
+ * them. A row changed within the grace may have its callback on the way, and is not counted.
+ */
+function unannouncedBy(read: SweepRead, jobKeys: readonly string[], startedAt: Date): string[] {
+    const readAt = read.readAt ? Date.parse(read.readAt) : startedAt.getTime();
+    const modifiedAt = new Map(read.rows.map((row) => [formatJobKey({ pk: String(read.intakeSheetId), rk: String(row.rowId) }), row.modifiedAt]));
+    return jobKeys.filter((jobKey) => {
+        const changed = modifiedAt.get(jobKey);
+        return changed !== undefined && Date.parse(changed) < readAt - WEBHOOK_GRACE_MS;
+    });
+}
+
+/** The receiver's health figure: counted per site and week (a failure to count is logged, and stops nothing). */
+async function countUnannounced(deps: SweepDeps, site: Site, at: Date, unannounced: readonly string[]): Promise<void> {
+    deps.telemetry?.count("sheetwright.sweep.found", { site: site.name, kind: "unannounced" });
+    try {
+        await deps.webhookHealth?.add(site.name, at, unannounced.length);
+    } catch (error) {
+        deps.log.warn(`intake sweep of site ${site.name}: could not count ${unannounced.length} rows no webhook announced (${error instanceof Error ? error.message : String(error)})`);
+    }
 }
 
 /**

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { WebhookHealth } from "../intake/WebhookHealth";
 import { ACTIVE_STATES, formatJobKey, JobState, parseJobKey, type JobRow } from "../jobs/JobRow";
 import { InvalidJobRowError, type InvalidJob, type JobStore, type StoredJob } from "../jobs/JobStore";
 import type { Orchestrations } from "../orchestration/Orchestrations";
@@ -14,6 +15,7 @@ export interface ApiResponse {
 export interface JobsApiDeps {
     jobs: JobStore;
     sites: Sites;
+    webhookHealth: WebhookHealth;
 }
 
 /** What a caller typed, as an error message may quote it: short, and inert on a terminal. */
@@ -161,4 +163,24 @@ async function finishedPage(deps: JobsApiDeps, partitions: readonly string[], st
         cursor = page.continuation ? { ...cursor, token: page.continuation } : next ? { v: 1, state: cursor.state, site: cursor.site, pk: next } : undefined;
     }
     return { state: start.state, ...(siteName ? { site: siteName } : {}), jobs, invalid, ...(cursor ? { continuation: encodeCursor(cursor) } : {}) };
+}
+
+/**
+ * The webhook receiver's health figure: per site with a webhook, the rows the timer sweeps found in
+ * each of the last four ISO weeks that no webhook had announced (healthy: 0). Sites on timer sweeps
+ * alone are listed without figures.
+ */
+export async function webhookHealthReport(deps: JobsApiDeps, now: Date): Promise<ApiResponse> {
+    const hooked = deps.sites.all().filter((site) => site.webhookBaseUrl).map((site) => site.name);
+    const weeks = await deps.webhookHealth.weeks(hooked, now);
+    return {
+        status: 200,
+        jsonBody: {
+            sites: deps.sites.all().map((site) => ({
+                site: site.name,
+                webhook: Boolean(site.webhookBaseUrl),
+                ...(site.webhookBaseUrl ? { weeks: weeks.filter((week) => week.site === site.name).map(({ week, found }) => ({ week, unannounced: found })) } : {}),
+            })),
+        },
+    };
 }

@@ -33,6 +33,12 @@ export class WebhookDirectory {
         return this.byId.get(webhookId);
     }
 
+    /** The id of the webhook known for `site`, if any. */
+    idOf(site: string): number | undefined {
+        for (const known of this.byId.values()) if (known.site.name === site) return known.id;
+        return undefined;
+    }
+
     /** The keeper's webhook of `site`, with its secret; forgets any other the site had. */
     remember(site: Site, hook: Pick<Webhook, "id" | "sharedSecret">): void {
         for (const [id, known] of this.byId) if (known.site.name === site.name && id !== hook.id) this.byId.delete(id);

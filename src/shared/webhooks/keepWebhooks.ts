@@ -8,6 +8,7 @@ import type { Site } from "../sites/Sites";
 import type { SweepRequests } from "./SweepRequests";
 import type { WebhookCreations } from "./WebhookCreations";
 import type { WebhookDirectory } from "./WebhookDirectory";
+import type { WebhookHealth } from "../intake/WebhookHealth";
 import { callbackUrlFor, webhookNameFor } from "./webhookNames";
 
 export interface KeeperDeps extends Pick<RecoveryDeps, "alerts" | "log" | "telemetry" | "jobs" | "sites" | "config" | "timing" | "now" | "newRunId"> {
@@ -16,7 +17,13 @@ export interface KeeperDeps extends Pick<RecoveryDeps, "alerts" | "log" | "telem
     creations: WebhookCreations;
     /** The key Smartsheet's callbacks carry (WEBHOOK_FUNCTION_KEY); config refuses a webhook base URL without it. */
     functionKey?: string;
+    /** The receiver's health figure, watched for a jump. */
+    health?: WebhookHealth;
 }
+
+/** A week's unannounced finds that tell ops: at least this many, and more than three times the most of the three weeks before. */
+const JUMP_AT_LEAST = 5;
+const JUMP_FACTOR = 3;
 
 /** What the keeper found and did for one site. */
 export type WebhookKept =
@@ -46,6 +53,7 @@ export async function keepWebhooks(deps: KeeperDeps, occasion: string): Promise<
             const outcome = await keepSiteWebhook(deps, site, site.webhookBaseUrl, deps.functionKey);
             kept.set(site.name, outcome);
             if (outcome !== "enabled") deps.log.info(`webhook keeper (${occasion}): site ${site.name}'s intake webhook ${outcome}`);
+            await watchForJump(deps, site);
         } catch (error) {
             deps.log.warn(
                 `webhook keeper (${occasion}): site ${site.name}'s intake webhook could not be looked after (${error instanceof Error ? error.message : String(error)}); ` +
@@ -75,7 +83,7 @@ async function keepSiteWebhook(deps: KeeperDeps, site: Site, baseUrl: string, fu
     if (hook.callbackUrl !== callbackUrl || RE_ENABLE.has(hook.status)) {
         return enable(deps, site, hook.id, hook.callbackUrl === callbackUrl ? { enabled: true } : { enabled: true, callbackUrl }, hook.status);
     }
-    await tellOpsOnce(deps, site, hook.id, hook.status, `Smartsheet reports site ${site.name}'s intake webhook ${hook.id} as ${hook.status}${hook.disabledDetails ? ` (${hook.disabledDetails})` : ""}`);
+    await tellOpsOnce(deps, site, hook.id, hook.status, hook.status, `Smartsheet reports site ${site.name}'s intake webhook ${hook.id} as ${hook.status}${hook.disabledDetails ? ` (${hook.disabledDetails})` : ""}`);
     return "off";
 }
 
@@ -87,7 +95,7 @@ async function createWebhook(deps: KeeperDeps, site: Site, name: string, callbac
         created = await site.smartsheet.createWebhook({ name, callbackUrl, scopeObjectId: site.intakeSheetId });
     } catch (error) {
         if (!(error instanceof PermanentSmartsheetError)) throw error;
-        await tellOpsOnce(deps, site, undefined, "REFUSED", `Smartsheet refused to create site ${site.name}'s intake webhook: ${error.message}`);
+        await tellOpsOnce(deps, site, undefined, "REFUSED", "REFUSED", `Smartsheet refused to create site ${site.name}'s intake webhook: ${error.message}`);
         return "off";
     }
     const outcome = await enable(deps, site, created.id, { enabled: true }, created.status);
@@ -100,7 +108,7 @@ async function enable(deps: KeeperDeps, site: Site, webhookId: number, change: {
         hook = await site.smartsheet.updateWebhook(webhookId, change);
     } catch (error) {
         if (!(error instanceof PermanentSmartsheetError)) throw error;
-        await tellOpsOnce(deps, site, webhookId, "REFUSED", `Smartsheet refused to enable site ${site.name}'s intake webhook ${webhookId} (it was ${was}): ${error.message}`);
+        await tellOpsOnce(deps, site, webhookId, "REFUSED", "REFUSED", `Smartsheet refused to enable site ${site.name}'s intake webhook ${webhookId} (it was ${was}): ${error.message}`);
         return "off";
     }
     if (!hook.enabled) {
@@ -119,9 +127,29 @@ async function remember(deps: KeeperDeps, site: Site, hook: Webhook): Promise<vo
     deps.directory.remember(site, { id: hook.id, sharedSecret: secret });
 }
 
-/** `webhook.disabled`, once per site, webhook and status (claimed in the Jobs table first), retried with back-off as the other one-off alerts are. */
-async function tellOpsOnce(deps: KeeperDeps, site: Site, webhookId: number | undefined, status: string, what: string): Promise<void> {
-    const key = `${site.name}|${webhookId ?? "none"}|${status}`;
+/**
+ * A jump in the receiver's health figure (callbacks lost, or the webhook quietly off): this week's
+ * rows found by timer sweeps that no webhook announced, against the most of the three weeks before.
+ */
+async function watchForJump(deps: KeeperDeps, site: Site): Promise<void> {
+    if (!deps.health) return;
+    const weeks = await deps.health.weeks([site.name], deps.now(), 4);
+    const current = weeks.at(-1)!;
+    const before = Math.max(...weeks.slice(0, -1).map((week) => week.found));
+    if (current.found < JUMP_AT_LEAST || current.found <= JUMP_FACTOR * before) return;
+    await tellOpsOnce(
+        deps,
+        site,
+        deps.directory.idOf(site.name),
+        "UNANNOUNCED",
+        `UNANNOUNCED|${current.week}`,
+        `the timer sweeps found ${current.found} intake rows of site ${site.name} this week (${current.week}) that no webhook announced, against at most ${before} a week in the three weeks before: callbacks are being lost or the webhook is off`,
+    );
+}
+
+/** `webhook.disabled`, once per site, webhook and occasion (claimed in the Jobs table first), retried with back-off as the other one-off alerts are. */
+async function tellOpsOnce(deps: KeeperDeps, site: Site, webhookId: number | undefined, status: string, occasion: string, what: string): Promise<void> {
+    const key = `${site.name}|${webhookId ?? "none"}|${occasion}`;
     const reason =
         `${what}. Site ${site.name} runs on its timer sweeps until it is on again: give the token's user access to the intake sheet, ` +
         `ask Smartsheet support (DISABLED_ADMINISTRATIVE), or fix WEBHOOK_BASE_URL and WEBHOOK_FUNCTION_KEY; the keeper enables it on the reaper's schedule once it can`;
