@@ -1,15 +1,18 @@
 import { createWriteStream } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import type { SimSite, SimState } from "../smartsheet-sim";
+import type { RunningSimulator, SimSite, SimState } from "../smartsheet-sim";
+import { smartsheetAs } from "../stack/clients";
 import { startLocalStack, type LocalStack } from "../stack/localStack";
 
 /**
  * `npm run demo`: the whole product on the embedded stack, for two customer sites. Starts
  * Azurite, the Smartsheet simulator (two workspaces, two tokens) and the local Functions host
- * serving both through SITES, fires the intake sweep, shows each ordered product's progress
- * live, then prints what was built and what it cost. Exits 0 when every approved sample request
- * of both sites is done.
+ * serving both through SITES, with Smartsheet's webhooks on: the app makes and enables one
+ * webhook per intake sheet, then the customers approve their sample requests and the callbacks
+ * alone start the products (no sweep is fired). It shows each product's progress live, then
+ * what was built, what it cost and how long each took from approval to done. Exits 0 when every
+ * sample request of both sites is done.
  */
 
 const DEADLINE_MS = 110_000;
@@ -43,8 +46,12 @@ interface Line {
     code: string;
     name: string;
     job?: JobSnapshot;
+    approvedAt?: number;
     doneAt?: number;
 }
+
+/** The simulator's debounce: Smartsheet's is one minute on commercial plans; compressed so the demo is quick. */
+const DEBOUNCE_MS = 2_000;
 
 async function main(): Promise<void> {
     const started = Date.now();
@@ -60,9 +67,17 @@ async function main(): Promise<void> {
     const stack = await startLocalStack({
         azurite: { tablePort: 0, queuePort: 0 },
         // Latency like a real tenant's, so the stages can be watched.
-        simulator: { port: 0, sites: 2, latencyMs: { copySheet: 700, createFolder: 250, getSheet: 120, getFolderChildren: 120, updateRows: 150 } },
+        simulator: {
+            port: 0,
+            sites: 2,
+            latencyMs: { copySheet: 700, createFolder: 250, getSheet: 120, getFolderChildren: 120, updateRows: 150 },
+            webhooks: { debounceMs: DEBOUNCE_MS },
+        },
         host: { port: 0, pollIntervalMs: 200, log: (line) => log.write(`${line}\n`) },
         settings: { COPY_SETTLE_SECONDS: "2" },
+        webhooks: true,
+        // The sample requests wait unapproved until the app is up: the customers approve them below.
+        beforeHost: (sim) => setApproved(sim, false),
     });
     let exitCode = 1;
     try {
@@ -75,14 +90,19 @@ async function main(): Promise<void> {
 }
 
 async function run(stack: LocalStack, started: number): Promise<number> {
-    const { sim, host } = stack;
+    const { sim } = stack;
     const state = sim.core.state();
-    const requests = state.sites.flatMap((site) => approvedRequests(state, site));
-    const perSite = state.sites.map((site) => `${site.name} (token ${site.token}) ${requests.filter((request) => request.site === site).length} approved`);
-    process.stdout.write(`Intake sheets: ${perSite.join(", ")}. Firing the intake sweep, which sweeps every site (normally every :00 and :30).\n\n`);
-    await host.fire("intakeSweep");
-
+    const requests = state.sites.flatMap((site) => sampleRequests(state, site));
     const lines: Line[] = requests.map((request) => ({ ...request }));
+    await waitForWebhooks(sim, state.sites.length, started);
+    const perSite = state.sites.map((site) => `${site.name} (token ${site.token}) ${requests.filter((request) => request.site === site).length}`);
+    process.stdout.write(
+        `The app made and enabled one webhook per intake sheet. The customers now approve their requests (${perSite.join(", ")}); ` +
+            `Smartsheet's callbacks, ${DEBOUNCE_MS / 1000} s after each change here (a minute on commercial plans), start the products: no sweep is fired.\n\n`,
+    );
+    const approvedAt = Date.now();
+    await setApproved(sim, true);
+    for (const line of lines) line.approvedAt = approvedAt;
     let drawn = 0;
     for (;;) {
         await Promise.all(lines.map(async (line) => (line.job = (await readJob(stack, line.key)) ?? line.job)));
@@ -100,6 +120,8 @@ async function run(stack: LocalStack, started: number): Promise<number> {
     const finished = sim.core.state();
     for (const line of lines) printProduct(finished, line);
     const done = lines.filter((line) => line.job?.state === "done");
+    const timings = lines.map((line) => `${line.code} ${line.doneAt && line.approvedAt ? ((line.doneAt - line.approvedAt) / 1000).toFixed(1) : "?"} s`);
+    process.stdout.write(`Approval → done (the webhook's ${DEBOUNCE_MS / 1000} s debounce included): ${timings.join(", ")}\n`);
     const calls = done.reduce((sum, line) => sum + (line.job?.smartsheetCalls ?? 0), 0);
     const seconds = ((Date.now() - started) / 1000).toFixed(1);
     process.stdout.write(
@@ -110,17 +132,39 @@ async function run(stack: LocalStack, started: number): Promise<number> {
     return done.length === lines.length ? 0 : 1;
 }
 
-function approvedRequests(state: SimState, site: SimSite): Array<{ site: SimSite; key: string; code: string; name: string }> {
+/** The seeded requests the demo approves: those of the seed that are complete, as approved requests (untouched rows stay as they are). */
+const SAMPLE_CODES = new Set(["IND-1042", "CON-2201", "IND-1043"]);
+
+function sampleRequests(state: SimState, site: SimSite): Array<{ site: SimSite; key: string; code: string; name: string }> {
     const intake = state.sheets.find((sheet) => sheet.id === site.intakeSheetId)!;
     const column = (title: string) => intake.columns.find((candidate) => candidate.title === title)!.id;
+    const code = (row: (typeof intake.rows)[number]) => String(row.cells.find((cell) => cell.columnId === column("Product Code"))?.value ?? "");
     return intake.rows
-        .filter((row) => row.cells.find((cell) => cell.columnId === column("Approved"))?.value === true)
+        .filter((row) => SAMPLE_CODES.has(code(row).replace(/-S\d+$/, "")))
         .map((row) => ({
             site,
             key: `${intake.id}-${row.id}`,
             code: String(row.cells.find((cell) => cell.columnId === column("Product Code"))?.value ?? ""),
             name: String(row.cells.find((cell) => cell.columnId === column("Product Name"))?.value ?? ""),
         }));
+}
+
+/** Ticks or unticks Approved on every sample request, as each site's customer would (the official SDK on the site's token). */
+async function setApproved(sim: RunningSimulator, approved: boolean): Promise<void> {
+    const state = sim.core.state();
+    for (const site of state.sites) {
+        const intake = state.sheets.find((sheet) => sheet.id === site.intakeSheetId)!;
+        const approvedColumn = intake.columns.find((column) => column.title === "Approved")!.id;
+        const rows = sampleRequests(state, site).map((request) => Number(request.key.split("-")[1]));
+        await smartsheetAs(sim.baseUrl, site.token)("PUT", `sheets/${site.intakeSheetId}/rows`, rows.map((id) => ({ id, cells: [{ columnId: approvedColumn, value: approved }] })));
+    }
+}
+
+async function waitForWebhooks(sim: RunningSimulator, sites: number, started: number): Promise<void> {
+    while (sim.core.webhookList().filter((hook) => hook.enabled).length < sites) {
+        if (Date.now() - started > DEADLINE_MS) throw new Error("the app did not enable its intake webhooks; see the host log");
+        await new Promise((resolve) => setTimeout(resolve, 100));
+    }
 }
 
 async function readJob(stack: LocalStack, key: string): Promise<JobSnapshot | undefined> {
@@ -133,7 +177,7 @@ function isFinal(job: JobSnapshot | undefined): boolean {
 }
 
 function describe(job: JobSnapshot | undefined): { fraction: number; text: string } {
-    if (!job) return { fraction: 0, text: dim("waiting for the sweep") };
+    if (!job) return { fraction: 0, text: dim("waiting for the webhook") };
     const total = job.templates.length || 7;
     const copied = Object.keys(job.copies).length;
     switch (job.state) {
@@ -158,7 +202,7 @@ function draw(lines: Line[], previouslyDrawn: number, started: number): number {
         const filled = Math.round(fraction * width);
         const bar = `${"█".repeat(filled)}${dim("░".repeat(width - filled))}`;
         const name = line.name.length > 34 ? `${line.name.slice(0, 33)}…` : line.name;
-        const elapsed = (((line.doneAt ?? Date.now()) - started) / 1000).toFixed(1).padStart(5);
+        const elapsed = (((line.doneAt ?? Date.now()) - (line.approvedAt ?? started)) / 1000).toFixed(1).padStart(5);
         return `  ${dim(line.site.name.padEnd(7))} ${bold(line.code.padEnd(12))} ${name.padEnd(35)} ${bar} ${elapsed}s  ${text}`;
     });
     if (tty) {
