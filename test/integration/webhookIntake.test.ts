@@ -14,6 +14,7 @@ import { keepWebhooks, type KeeperDeps } from "../../src/shared/webhooks/keepWeb
 import { SweepRequests, type SweepRequestMessage } from "../../src/shared/webhooks/SweepRequests";
 import { WebhookCreations } from "../../src/shared/webhooks/WebhookCreations";
 import { WebhookDirectory } from "../../src/shared/webhooks/WebhookDirectory";
+import { Sites } from "../../src/shared/sites/Sites";
 import { sweepSite } from "../../src/shared/intake/intakeSweep";
 import { isoWeek, WebhookHealth } from "../../src/shared/intake/WebhookHealth";
 import { webhookHealthReport } from "../../src/shared/recovery/jobsApi";
@@ -188,6 +189,20 @@ describe.concurrent("the webhook keeper", () => {
         const secret = stack.h.sim.core.webhookList()[0]!.sharedSecret;
         expect(stack.lines.join("\n")).not.toContain(secret);
         expect(stack.lines.join("\n")).not.toContain(FUNCTION_KEY);
+    });
+});
+
+describe.concurrent("the webhook keeper and a callback URL Smartsheet refuses", () => {
+    it("tells ops once that the webhook cannot be made, quoting Smartsheet's answer without the function key", async (test) => {
+        const stack = await startStack(test);
+        // A port Smartsheet never calls (configuration refuses it; here it reaches Smartsheet as if it had not).
+        const site = { ...stack.h.site, webhookBaseUrl: "https://sheetwright.example.com:7071/" };
+        const keeper: KeeperDeps = { ...stack.keeper, sites: new Sites([site]) };
+        for (let run = 0; run < 2; run++) expect((await keepWebhooks(keeper, "reaper run")).get("default")).toBe("off");
+        expect(stack.alerts).toEqual([expect.objectContaining({ event: "webhook.disabled", status: "REFUSED", reason: expect.stringMatching(/Smartsheet refused to create site default's intake webhook/) })]);
+        expect(JSON.stringify(stack.alerts)).not.toContain(FUNCTION_KEY);
+        expect(stack.lines.join("\n")).not.toContain(FUNCTION_KEY);
+        expect(webhooksOf(stack)).toEqual([]);
     });
 });
 

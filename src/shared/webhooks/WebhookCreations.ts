@@ -28,4 +28,9 @@ export class WebhookCreations {
             throw error;
         }
     }
+
+    /** Gives the claim back: Smartsheet refused the create, so nothing can be adopted and the next run may try again at once. */
+    async release(site: string): Promise<void> {
+        await this.table.deleteEntity(PARTITION, site).catch(() => undefined);
+    }
 }

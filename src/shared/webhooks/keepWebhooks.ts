@@ -56,7 +56,7 @@ export async function keepWebhooks(deps: KeeperDeps, occasion: string): Promise<
             await watchForJump(deps, site);
         } catch (error) {
             deps.log.warn(
-                `webhook keeper (${occasion}): site ${site.name}'s intake webhook could not be looked after (${error instanceof Error ? error.message : String(error)}); ` +
+                `webhook keeper (${occasion}): site ${site.name}'s intake webhook could not be looked after (${withoutKey(deps, error instanceof Error ? error.message : String(error))}); ` +
                     `its timer sweeps carry on, and the next reaper run tries again`,
             );
         }
@@ -95,6 +95,7 @@ async function createWebhook(deps: KeeperDeps, site: Site, name: string, callbac
         created = await site.smartsheet.createWebhook({ name, callbackUrl, scopeObjectId: site.intakeSheetId });
     } catch (error) {
         if (!(error instanceof PermanentSmartsheetError)) throw error;
+        await deps.creations.release(site.name);
         await tellOpsOnce(deps, site, undefined, "REFUSED", "REFUSED", `Smartsheet refused to create site ${site.name}'s intake webhook: ${error.message}`);
         return "off";
     }
@@ -127,6 +128,13 @@ async function remember(deps: KeeperDeps, site: Site, hook: Webhook): Promise<vo
     deps.directory.remember(site, { id: hook.id, sharedSecret: secret });
 }
 
+/** Smartsheet's error messages may quote the callback URL, and so the function key in it: never in a line or an alert. */
+function withoutKey(deps: Pick<KeeperDeps, "functionKey">, text: string): string {
+    const key = deps.functionKey;
+    if (!key) return text;
+    return [key, encodeURIComponent(key)].reduce((redacted, secret) => redacted.split(secret).join("***"), text);
+}
+
 /**
  * A jump in the receiver's health figure (callbacks lost, or the webhook quietly off): this week's
  * rows found by timer sweeps that no webhook announced, against the most of the three weeks before.
@@ -151,7 +159,7 @@ async function watchForJump(deps: KeeperDeps, site: Site): Promise<void> {
 async function tellOpsOnce(deps: KeeperDeps, site: Site, webhookId: number | undefined, status: string, occasion: string, what: string): Promise<void> {
     const key = `${site.name}|${webhookId ?? "none"}|${occasion}`;
     const reason =
-        `${what}. Site ${site.name} runs on its timer sweeps until it is on again: give the token's user access to the intake sheet, ` +
+        `${withoutKey(deps, what)}. Site ${site.name} runs on its timer sweeps until it is on again: give the token's user access to the intake sheet, ` +
         `ask Smartsheet support (DISABLED_ADMINISTRATIVE), or fix WEBHOOK_BASE_URL and WEBHOOK_FUNCTION_KEY; the keeper enables it on the reaper's schedule once it can`;
     const by = deps.newRunId();
     if (!(await deps.jobs.claimNotice(NOTICES.webhook, key, by, deps.now(), parkAlertClaimExpiredBefore(deps)))) return;
