@@ -70,6 +70,8 @@ describe("docs/operations.md: the commands it gives ops", () => {
                     const body =
                         request.pathname === "/api/reconcile"
                             ? { checked: 0, transitions: [] }
+                            : request.pathname === "/api/webhooks/health"
+                              ? { sites: [{ site: "acme", webhook: true, weeks: [{ week: "2026-W49", unannounced: 0 }] }] }
                             : request.pathname.endsWith("/unpark")
                               ? { jobKey: "4583173393803140-1042", action: "unpark event raised", instanceId: "provision-4583173393803140-1042-a1", stage: "copy" }
                               : request.pathname === "/api/jobs"
