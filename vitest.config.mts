@@ -2,8 +2,10 @@ import { defineConfig } from "vitest/config";
 
 const CHAOS = "test/chaos/chaos.test.ts";
 
-/** `npm run test:app` runs "e2e" without "host" beside it, so it may take the second round's room alone. */
-const E2E_WORKERS = Number(process.env.SHEETWRIGHT_E2E_WORKERS ?? "2");
+/** Projects named on the command line (`--project x`); none named: every project runs. */
+const named = process.argv.flatMap((arg, index) => (process.argv[index - 1] === "--project" ? [arg] : arg.startsWith("--project=") ? [arg.slice(10)] : []));
+/** "e2e" shares round two with "host" two files each; without "host" in the run (`npm run test:app`) it takes the round's room alone. */
+const E2E_WORKERS = named.length > 0 && !named.includes("host") ? 3 : 2;
 
 /**
  * Five projects in three rounds. Vitest runs one group after the other, each at its own number of
