@@ -55,6 +55,7 @@ interface Shared {
     sweepRequests: SweepRequests;
     webhookRefusals: RefusalTally;
     webhookCreations: WebhookCreations;
+    webhookHealth: WebhookHealth;
     /** Creates the table and queues if missing; started on first use, retried after a failure. */
     ready?: Promise<void>;
     table: TableClient;
@@ -142,6 +143,7 @@ function build(config: Config, env: NodeJS.ProcessEnv): Shared {
         ),
         webhookRefusals: new RefusalTally(() => Date.now()),
         webhookCreations: new WebhookCreations(table),
+        webhookHealth: new WebhookHealth(table),
         table,
     };
 }
@@ -169,7 +171,7 @@ async function ensureStorage(): Promise<void> {
 /** What the jobs API reads: the Jobs table and the sites. */
 export async function jobsApiDeps(): Promise<JobsApiDeps> {
     await ensureStorage();
-    return { jobs: shared!.jobs, sites: shared!.sites, webhookHealth: new WebhookHealth(shared!.table) };
+    return { jobs: shared!.jobs, sites: shared!.sites, webhookHealth: shared!.webhookHealth };
 }
 
 type Level = keyof Logger;
@@ -222,7 +224,7 @@ export async function sweepDeps(context: InvocationContext, client: df.DurableCl
         ...deps,
         orchestrations: orchestrationsOver(client),
         cursors: shared!.cursors,
-        webhookHealth: new WebhookHealth(shared!.table),
+        webhookHealth: shared!.webhookHealth,
         // The Functions queue trigger decodes base64 by default (messageEncoding).
         enqueue: async (key) => void (await shared!.queue.sendMessage(base64(provisionMessage(key)))),
     };
@@ -251,7 +253,7 @@ export async function keeperDeps(context: InvocationContext): Promise<KeeperDeps
         directory: shared!.webhooks,
         sweeps: shared!.sweepRequests,
         creations: shared!.webhookCreations,
-        health: new WebhookHealth(shared!.table),
+        health: shared!.webhookHealth,
         ...(deps.config.WEBHOOK_FUNCTION_KEY ? { functionKey: deps.config.WEBHOOK_FUNCTION_KEY } : {}),
     };
 }
