@@ -1,7 +1,9 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { TableClient } from "@azure/data-tables";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { startSimulator, type RunningSimulator } from "../../tools/smartsheet-sim";
-import { audit, foreignFormulas, readWorld, type AuditInput, type Finding } from "../../tools/chaos/auditor";
+import { audit, foreignFormulas, readWorld, type AuditedWebhooks, type AuditInput, type Finding } from "../../tools/chaos/auditor";
 
 let sim: RunningSimulator | undefined;
 afterEach(async () => {
@@ -236,5 +238,117 @@ describe("the invariants of the faults chaos draws since #18", () => {
         // A job that started (its sweep died before writing Queued) answers the approval; its steps own the cell until Done.
         const started = await audit({ ...input, requests, approvals: { intake: withStatus({ [second!]: "Rejected — Product Line is missing" }), jobRowIds: [first!, third!], queuedRowIds: [third!] } });
         expect(snapshotFindings(started.findings)).toEqual(["C"]);
+    });
+});
+
+describe("the invariants of the webhook faults chaos draws since #21", () => {
+    const APP_TOKEN = "sim-token";
+    let receiver: Server | undefined;
+    afterEach(async () => {
+        receiver?.closeAllConnections();
+        await new Promise<void>((resolve) => (receiver ? receiver.close(() => resolve()) : resolve()));
+        receiver = undefined;
+    });
+
+    /** A simulator with webhooks a receiver that answers every challenge can enable, an empty Jobs table, and the webhook inputs of a quiet schedule. */
+    async function webhookWorld(): Promise<{ input: AuditInput; webhooks: AuditedWebhooks; makeWebhook(name: string, token?: string): Promise<number> }> {
+        sim = await startSimulator({ port: 0, tokens: [APP_TOKEN, "people-token"], webhooks: { debounceMs: 50 } });
+        const callbackHost = await answerEveryChallenge();
+        const connection = inject("azuriteConnectionString");
+        const table = `audit${Date.now()}${Math.floor(Math.random() * 1000)}`;
+        await TableClient.fromConnectionString(connection, table, { allowInsecureConnection: true }).createTable();
+        const input: AuditInput = { simAdminUrl: sim.adminUrl, storageConnectionString: connection, jobsTable: table, requests: [], alerts: [], permanentFaultsPlanned: false };
+        const intakeSheetId = sim.core.anchors.intakeSheetId;
+        const webhooks: AuditedWebhooks = { intakeSheetId, appToken: APP_TOKEN, callbackHost, forged: [], approvedAtRest: [], safetyNetIntervalMs: 10_000 };
+        const makeWebhook = async (name: string, token = APP_TOKEN) => {
+            const call = (method: string, path: string, body: unknown) =>
+                fetch(new URL(path, sim!.baseUrl), { method, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(body) }).then(
+                    (response) => response.json() as Promise<{ result: { id: number; status: string } }>,
+                );
+            const made = await call("POST", "webhooks", { name, callbackUrl: `http://${callbackHost}/api/intake/webhook`, scope: "sheet", scopeObjectId: intakeSheetId, events: ["*.*"], version: 1 });
+            const enabled = await call("PUT", `webhooks/${made.result.id}`, { enabled: true });
+            expect(enabled.result.status).toBe("ENABLED");
+            return made.result.id;
+        };
+        return { input, webhooks, makeWebhook };
+    }
+
+    async function answerEveryChallenge(): Promise<string> {
+        const server = createServer((request, response) => {
+            const challenge = request.headers["smartsheet-hook-challenge"];
+            request.resume();
+            request.on("end", () => response.writeHead(200, typeof challenge === "string" ? { "smartsheet-hook-response": challenge } : {}).end());
+        });
+        receiver = server;
+        await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+        return `127.0.0.1:${(server.address() as AddressInfo).port}`;
+    }
+
+    const webhookFindings = (findings: Finding[]) => findings.map((finding) => `[${finding.category}] ${finding.subject}: ${finding.detail}`);
+
+    it("passes one enabled webhook of the app named for its site and callback host, beside another token's webhook", async () => {
+        const { input, webhooks, makeWebhook } = await webhookWorld();
+        await makeWebhook(`Sheetwright intake default @ ${webhooks.callbackHost}`);
+        await makeWebhook("Someone else's integration", "people-token");
+        expect(webhookFindings((await audit({ ...input, webhooks })).findings)).toEqual([]);
+    });
+
+    it("finds a second webhook of the app on the intake sheet a duplicate, a disabled one or one under another name an invariant failure", async () => {
+        const { input, webhooks, makeWebhook } = await webhookWorld();
+        const name = `Sheetwright intake default @ ${webhooks.callbackHost}`;
+        expect(webhookFindings((await audit({ ...input, webhooks })).findings)).toEqual([expect.stringMatching(/^\[invariantFailures\] intake webhook: no webhook named/)]);
+        const first = await makeWebhook(name);
+        await makeWebhook(name);
+        expect(webhookFindings((await audit({ ...input, webhooks })).findings)).toEqual([expect.stringMatching(/^\[duplicates\] intake webhook: 2 webhooks of the app/)]);
+        await fetch(new URL(`webhooks/${first}`, sim!.baseUrl), { method: "DELETE", headers: { authorization: `Bearer ${APP_TOKEN}` } });
+        sim!.core.setWebhookStatus(sim!.core.webhookList()[0]!.id, "DISABLED_CALLBACK_FAILED");
+        expect(webhookFindings((await audit({ ...input, webhooks })).findings)).toEqual([expect.stringMatching(/^\[invariantFailures\] intake webhook: the intake webhook is DISABLED_CALLBACK_FAILED at rest/)]);
+    });
+
+    it("finds a forged callback answered 2xx, and more sweeps asked for than Smartsheet sent callbacks; refusals, a host that was down, and one sweep per callback pass", async () => {
+        const { input, webhooks, makeWebhook } = await webhookWorld();
+        await makeWebhook(`Sheetwright intake default @ ${webhooks.callbackHost}`);
+        const asked = (times: number) => [{ source: "host 1 log", text: Array.from({ length: times }, (_, at) => `webhook 9: site default's intake sheet changed; its sweep is asked for (${at})`).join("\n") }];
+        const refused = [
+            { forgery: "badSignature", status: 401 },
+            { forgery: "unknownWebhook", status: 403 },
+            { forgery: "badSignature", status: null },
+        ];
+        expect(webhookFindings((await audit({ ...input, webhooks: { ...webhooks, forged: refused }, outputs: asked(0) })).findings)).toEqual([]);
+        const accepted = await audit({ ...input, webhooks: { ...webhooks, forged: [...refused, { forgery: "unknownWebhook", status: 200 }] }, outputs: asked(1) });
+        expect(webhookFindings(accepted.findings)).toEqual([
+            expect.stringMatching(/^\[invariantFailures\] forged callback: a forged callback \(unknownWebhook\) was answered 200/),
+            expect.stringMatching(/^\[invariantFailures\] forged callback: the receiver asked for 1 sweeps, but Smartsheet sent 0 callbacks/),
+        ]);
+
+        // A change on the intake sheet: Smartsheet sends one callback, which may rightly ask for one sweep.
+        const intake = sim!.core.state().sheets.find((sheet) => sheet.id === webhooks.intakeSheetId)!;
+        const answer = await fetch(new URL(`sheets/${intake.id}/rows`, sim!.baseUrl), {
+            method: "POST",
+            headers: { authorization: "Bearer people-token", "content-type": "application/json" },
+            body: JSON.stringify([{ toBottom: true, cells: [{ columnId: intake.columns[0]!.id, value: "IND-9" }] }]),
+        });
+        expect(answer.ok).toBe(true);
+        await expect.poll(() => sim!.core.webhookDeliveries().filter((delivery) => delivery.kind === "event").length, { timeout: 5_000 }).toBe(1);
+        expect(webhookFindings((await audit({ ...input, webhooks, outputs: asked(1) })).findings)).toEqual([]);
+        expect(webhookFindings((await audit({ ...input, webhooks, outputs: asked(2) })).findings)).toEqual([expect.stringMatching(/asked for 2 sweeps, but Smartsheet sent 1 callbacks/)]);
+    });
+
+    it("finds an approval typed at rest that had no job one safety-net interval later, and leaves it out of the approvals snapshot", async () => {
+        const { input, webhooks, makeWebhook } = await webhookWorld();
+        await makeWebhook(`Sheetwright intake default @ ${webhooks.callbackHost}`);
+        const intake = sim!.core.state().sheets.find((sheet) => sheet.id === webhooks.intakeSheetId)!;
+        const approvedAtRest = [
+            { rowId: 7, jobAfterMs: 2_400 },
+            { rowId: 8, jobAfterMs: null },
+        ];
+        const requests = [
+            { rowId: 7, code: "IND-7", valid: true, deleted: false, withdrawn: false, typedAtRest: true },
+            { rowId: 8, code: "IND-8", valid: true, deleted: false, withdrawn: false, typedAtRest: true },
+        ];
+        const { findings } = await audit({ ...input, requests, approvals: { intake, jobRowIds: [] }, webhooks: { ...webhooks, approvedAtRest } });
+        expect(findings.filter((finding) => finding.category === "invariantFailures").map((finding) => `${finding.subject}: ${finding.detail}`)).toEqual([
+            "row 8: approved at rest with the webhook on, it had no job one safety-net interval (10000 ms) later, and no sweep was fired",
+        ]);
     });
 });

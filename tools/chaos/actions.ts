@@ -1,6 +1,7 @@
+import { createHmac, randomBytes } from "node:crypto";
 import { TableClient } from "@azure/data-tables";
 import { HarnessError } from "./hostProcess";
-import { OUTSIDE_REFERENCE, type Action, type Plan, type PersonAction, type TemplateEdit } from "./plan";
+import { OUTSIDE_REFERENCE, type Action, type Forgery, type Plan, type PersonAction, type ProductRequest, type TemplateEdit } from "./plan";
 import type { ScheduleStack } from "./stack";
 
 /** How long a person's action waits for its product's job row before acting anyway. */
@@ -43,6 +44,8 @@ export class ScheduleContext {
     readonly statusUnreadableRows = new Set<number>();
     /** Template references outside the template the plan made (and to what). */
     readonly outsideReferences: OutsideReferenceMade[] = [];
+    /** Callbacks the harness forged, with what the receiver answered (null: the host was down). */
+    readonly forgedCallbacks: Array<{ forgery: Forgery; status: number | null }> = [];
     /** Harness failures during the plan (a switch the stack lacks): the schedule cannot be judged. */
     readonly harnessErrors: string[] = [];
     /** `+<ms> <action>: <outcome>`, for a failure report. */
@@ -81,17 +84,27 @@ export class ScheduleContext {
     }
 }
 
-/** Empties the intake sheet and adds the plan's requests, approved. */
+/** Empties the intake sheet and adds the plan's requests, approved (all but those typed at rest). */
 export async function seedIntake(context: ScheduleContext): Promise<void> {
     const view = await context.simView();
     const intake = sheetOf(view, view.intakeSheetId);
-    const stack = context.stack;
-    if (intake.rows.length > 0) await stack.smartsheet("DELETE", `sheets/${intake.id}/rows?ids=${intake.rows.map((row) => row.id).join(",")}`);
+    if (intake.rows.length > 0) await context.stack.smartsheet("DELETE", `sheets/${intake.id}/rows?ids=${intake.rows.map((row) => row.id).join(",")}`);
+    await addRequests(context, intake, context.plan.products.filter((product) => !product.typedAtRest));
+}
+
+/** The requests the plan keeps for the schedule's rest, approved now; their row ids follow the others'. */
+export async function typeRequestsAtRest(context: ScheduleContext): Promise<number[]> {
+    const view = await context.simView();
+    return addRequests(context, sheetOf(view, view.intakeSheetId), context.plan.products.filter((product) => product.typedAtRest));
+}
+
+async function addRequests(context: ScheduleContext, intake: SimSheetView, products: readonly ProductRequest[]): Promise<number[]> {
+    if (products.length === 0) return [];
     const column = (title: string) => columnId(intake, title);
-    const answer = await stack.smartsheet<{ result: Array<{ id: number }> }>(
+    const answer = await context.stack.smartsheet<{ result: Array<{ id: number }> }>(
         "POST",
         `sheets/${intake.id}/rows`,
-        context.plan.products.map((product) => ({
+        products.map((product) => ({
             toBottom: true,
             cells: [
                 { columnId: column("Product Code"), value: product.code },
@@ -102,7 +115,9 @@ export async function seedIntake(context: ScheduleContext): Promise<void> {
             ],
         })),
     );
-    context.rowIds.push(...answer.result.map((row) => row.id));
+    const rowIds = answer.result.map((row) => row.id);
+    context.rowIds.push(...rowIds);
+    return rowIds;
 }
 
 /** Carries out one step of the plan. Failures are part of chaos (the host may be down): noted, not thrown. */
@@ -165,9 +180,66 @@ async function run(context: ScheduleContext, action: Action): Promise<string | v
             return;
         case "unparkRacingReaper":
             return unparkRacingReaper(context);
+        case "callbackFaults":
+            await stack.simAdmin("POST", "webhookFaults", { rules: action.rules });
+            return;
+        case "disableIntakeWebhook": {
+            const hook = await intakeWebhook(context);
+            if (!hook) return "the app has no intake webhook yet; nothing to disable";
+            await stack.simAdmin("POST", "webhookStatus", { webhookId: hook.id, status: action.status });
+            return `webhook ${hook.id} now ${action.status}`;
+        }
+        case "forgedCallback":
+            return forgeCallback(context, action.forgery);
         default:
             return act(context, action);
     }
+}
+
+/** The webhooks on the intake sheet as Smartsheet holds them (every owner's). */
+export async function intakeWebhooks(context: ScheduleContext): Promise<Array<{ id: number; name: string; status: string; enabled: boolean; owner: string }>> {
+    const intakeSheetId = Number(context.stack.settings.INTAKE_SHEET_ID);
+    const { webhooks } = (await context.stack.simAdmin("GET", "webhooks")) as { webhooks: Array<{ id: number; name: string; status: string; enabled: boolean; owner: string; scopeObjectId: number }> };
+    return webhooks.filter((hook) => hook.scopeObjectId === intakeSheetId);
+}
+
+async function intakeWebhook(context: ScheduleContext): Promise<{ id: number } | undefined> {
+    return (await intakeWebhooks(context)).find((hook) => hook.owner === context.stack.appToken);
+}
+
+/**
+ * A callback in Smartsheet's shape that Smartsheet did not send, posted to the receiver with the
+ * function key (which an attacker may have read from a log or a URL): the signature is the only
+ * thing between it and a sweep.
+ */
+async function forgeCallback(context: ScheduleContext, forgery: Forgery): Promise<string> {
+    const { stack } = context;
+    const own = forgery === "badSignature" ? await intakeWebhook(context) : undefined;
+    const webhookId = own?.id ?? 900_000_000 + Math.floor(Math.random() * 1_000_000);
+    const now = new Date().toISOString();
+    const body = JSON.stringify({
+        nonce: randomBytes(8).toString("hex"),
+        timestamp: now,
+        webhookId,
+        scope: "sheet",
+        scopeObjectId: Number(stack.settings.INTAKE_SHEET_ID),
+        events: [{ objectType: "sheet", eventType: "updated", id: Number(stack.settings.INTAKE_SHEET_ID), userId: 1, timestamp: now }],
+    });
+    const signature = createHmac("sha256", randomBytes(16).toString("hex")).update(body).digest("hex");
+    let status: number | null = null;
+    try {
+        const answer = await fetch(`${stack.host.url}/api/intake/webhook?code=${encodeURIComponent(stack.functionKey)}`, {
+            method: "POST",
+            headers: { "content-type": "application/json", "smartsheet-hmac-sha256": signature },
+            body,
+            signal: AbortSignal.timeout(5_000),
+        });
+        status = answer.status;
+    } catch {
+        status = null;
+    }
+    context.forgedCallbacks.push({ forgery, status });
+    return `${forgery}${own ? "" : " (an id not the app's)"} answered ${status ?? "nothing (host down)"}`;
 }
 
 async function unparkRacingReaper(context: ScheduleContext): Promise<string> {

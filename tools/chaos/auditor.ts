@@ -33,6 +33,22 @@ export interface AuditedRequest {
     locked?: boolean;
     /** The plan made its orchestrations' status unreadable on one host: its job may stay open. */
     statusUnreadable?: boolean;
+    /** Approved once the schedule was at rest (after the approvals snapshot), for the fast path's check. */
+    typedAtRest?: boolean;
+}
+
+/** What the auditor needs of a schedule with Smartsheet's webhooks on. */
+export interface AuditedWebhooks {
+    intakeSheetId: number;
+    /** The token the app calls Smartsheet with: its webhooks are the app's. */
+    appToken: string;
+    /** `host:port` of the first host, where the app's webhook calls back. */
+    callbackHost: string;
+    /** Callbacks the harness forged, and what the receiver answered (null: the host was down). */
+    forged: ReadonlyArray<{ forgery: string; status: number | null }>;
+    /** Requests approved at rest with no sweep fired, and how long each waited for a job row (null: longer than the interval). */
+    approvedAtRest: ReadonlyArray<{ rowId: number; jobAfterMs: number | null }>;
+    safetyNetIntervalMs: number;
 }
 
 /** Output an ops person reads (the jobs CLI, the hosts' logs), as it was written. */
@@ -66,6 +82,7 @@ export interface AuditInput {
     /** Template references outside the template the plan made: to a shared sheet, or to a sheet of an earlier product. */
     outsideReferences?: ReadonlyArray<{ variant: "shared" | "otherProduct"; name: string; sourceSheetId: number; productFolderId?: number }>;
     approvals?: ApprovalSnapshot;
+    webhooks?: AuditedWebhooks;
 }
 
 export interface AuditResult {
@@ -132,7 +149,8 @@ export async function audit(input: AuditInput): Promise<AuditResult> {
     if (input.rateLimit) await checkRateWindows(input.simAdminUrl, input.rateLimit, found);
     for (const output of input.outputs ?? []) checkInert(output, found);
     if (input.skewedHost) checkSkewWarned(input.skewedHost, input.outputs ?? [], found);
-    if (input.approvals) checkApprovalsAnswered(input.approvals, input.requests, found);
+    if (input.approvals) checkApprovalsAnswered(input.approvals, input.requests.filter((request) => !request.typedAtRest), found);
+    if (input.webhooks) await checkWebhooks(input.simAdminUrl, input.webhooks, input.outputs ?? [], found);
     checkAlertsPerParking(input.alerts, found);
     const world = new World(state);
     checkLockedRows(world, state.intakeSheetId, input.requests, jobs, input.alerts, input.outputs ?? [], found);
@@ -427,6 +445,42 @@ function checkApprovalsAnswered(snapshot: ApprovalSnapshot, requests: readonly A
             const has = withJob.has(request.rowId) ? "a job row but no status on the intake row" : "no job and no rejection";
             found("invariantFailures", request.code, `one sweep interval after a sweep (faults cleared), approved row ${request.rowId} has ${has} (status ${JSON.stringify(text)})`);
         }
+    }
+}
+
+const SimWebhooks = z.object({
+    webhooks: z.array(z.object({ id: Id, name: z.string(), scopeObjectId: Id, enabled: z.boolean(), status: z.string(), owner: z.string() })),
+    deliveries: z.array(z.object({ webhookId: Id, kind: z.string(), status: z.number().nullable(), fault: z.string().optional() })),
+});
+
+/**
+ * With the webhooks on: at rest the app holds exactly one enabled webhook on the intake sheet,
+ * named for its site and the host it calls back (whatever was disabled, and however many hosts
+ * kept it); no forged callback was answered 2xx, and the receiver asked for no more sweeps than
+ * Smartsheet sent callbacks (a forged one that got through would show as one more); every request
+ * approved at rest had its job within one safety-net interval, though no sweep was fired.
+ */
+async function checkWebhooks(simAdminUrl: string, input: AuditedWebhooks, outputs: readonly AuditedOutput[], found: Found): Promise<void> {
+    const { webhooks, deliveries } = SimWebhooks.parse(await (await fetch(new URL("webhooks", simAdminUrl))).json());
+    const expectedName = `Sheetwright intake default @ ${input.callbackHost}`;
+    const apps = webhooks.filter((hook) => hook.owner === input.appToken && hook.scopeObjectId === input.intakeSheetId);
+    const named = apps.filter((hook) => hook.name === expectedName);
+    if (apps.length > 1) found("duplicates", "intake webhook", `${apps.length} webhooks of the app on the intake sheet at rest: ${apps.map((hook) => `${hook.id} "${hook.name}" ${hook.status}`).join(", ")}`);
+    if (named.length === 0) found("invariantFailures", "intake webhook", `no webhook named "${expectedName}" on the intake sheet at rest (the app's: ${apps.map((hook) => `"${hook.name}"`).join(", ") || "none"})`);
+    else if (!named.some((hook) => hook.enabled && hook.status === "ENABLED")) found("invariantFailures", "intake webhook", `the intake webhook is ${named.map((hook) => hook.status).join(", ")} at rest; the keeper re-enables it on the reaper's schedule`);
+
+    for (const forged of input.forged) {
+        if (forged.status !== null && forged.status >= 200 && forged.status < 300) found("invariantFailures", "forged callback", `a forged callback (${forged.forgery}) was answered ${forged.status}: a sweep may have started from it`);
+    }
+    const appHookIds = new Set(apps.map((hook) => hook.id));
+    const sent = deliveries.filter((delivery) => appHookIds.has(delivery.webhookId) && (delivery.kind === "event" || delivery.kind === "status") && delivery.fault !== "drop").length;
+    const asked = outputs
+        .filter((output) => output.source.endsWith(" log"))
+        .reduce((count, output) => count + (output.text.match(/: site \S+'s intake sheet changed; its sweep is asked for/g)?.length ?? 0), 0);
+    if (asked > sent) found("invariantFailures", "forged callback", `the receiver asked for ${asked} sweeps, but Smartsheet sent ${sent} callbacks: one came from elsewhere`);
+
+    for (const { rowId, jobAfterMs } of input.approvedAtRest) {
+        if (jobAfterMs === null) found("invariantFailures", `row ${rowId}`, `approved at rest with the webhook on, it had no job one safety-net interval (${input.safetyNetIntervalMs} ms) later, and no sweep was fired`);
     }
 }
 

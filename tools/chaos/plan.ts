@@ -17,6 +17,11 @@ export interface ProductRequest {
     valid: boolean;
     /** What the requester typed into the Status cell before any sweep saw the row. */
     typedStatus?: string;
+    /**
+     * Approved once the schedule is at rest, with the webhook on and no sweep fired: the fast path
+     * alone must give it a job within one safety-net interval.
+     */
+    typedAtRest?: true;
 }
 
 /** What people do to an intake row or the template while a job runs. */
@@ -54,7 +59,24 @@ export type Action =
     | { kind: "webhookFault"; mode: "hang" | "error5xx"; forMs: number }
     /** The first host's status reads of the product's orchestrations fail, to the end of the schedule. */
     | { kind: "failStatusReads"; product: number }
+    /** Smartsheet's callbacks to the app dropped, sent twice, delayed or sent out of order (the simulator's webhook faults). */
+    | { kind: "callbackFaults"; rules: CallbackFaultRule[] }
+    /** Smartsheet disables the intake webhook behind the app's back, with a status the app may re-enable. */
+    | { kind: "disableIntakeWebhook"; status: "DISABLED_CALLBACK_FAILED" | "DISABLED_VERIFICATION_FAILED" }
+    /** Someone posts a callback to the receiver that Smartsheet did not send. */
+    | { kind: "forgedCallback"; forgery: Forgery }
     | PersonAction;
+
+/** A fault rule as the simulator's `POST /__sim/webhookFaults` takes it. */
+export interface CallbackFaultRule {
+    kind: "drop" | "duplicate" | "delay" | "reorder";
+    times: number;
+    skip: number;
+    delayMs: number;
+}
+
+/** `badSignature`: the app's own webhook id, signed with another secret; `unknownWebhook`: an id that is not the app's. */
+export type Forgery = "badSignature" | "unknownWebhook";
 
 export interface Step {
     atMs: number;
@@ -71,6 +93,8 @@ export interface Plan {
     peer?: { clockOffsetMs: number };
     /** `tight`: a rate limit per token the schedule reaches, so the shared budget is what keeps it under. */
     budget: "roomy" | "tight";
+    /** Smartsheet's webhooks on (the app's fast path), delivering after this debounce; the sweeps stay the net under them. */
+    webhooks?: { debounceMs: number };
     steps: Step[];
 }
 
@@ -82,6 +106,11 @@ export const LATE_WRITE_HORIZON_SECONDS = 4;
 export const MAX_CLOCK_SKEW_MS = 500;
 /** The plan's actions happen within this window after the first sweep. */
 const ACTIVE_WINDOW_MS = 6_000;
+/**
+ * The routine sweep's interval (production's half hour) in the harness's compressed time: an
+ * approval typed with the webhook on must have its job within it, though no sweep is fired.
+ */
+export const SAFETY_NET_INTERVAL_MS = 10_000;
 
 const LINES = ["Industrial", "Consumer"] as const;
 const NAMES = [
@@ -149,15 +178,41 @@ export function planSchedule(seed: number, options: PlanOptions): Plan {
     if (random.chance(0.2)) add({ kind: "webhookFault", mode: random.pick(["hang", "error5xx"] as const), forMs: random.int(1_000, 5_000) });
     if (random.chance(0.15)) add({ kind: "failStatusReads", product: random.pick(valid) });
 
+    const duplicateActivities = random.weighted([["off", 5], ["sequential", 2], ["concurrent", 3]] as const);
+    const copySettleSeconds = random.int(0, 1);
+    const budget = random.chance(peer ? 0.5 : 0.15) ? "tight" : "roomy";
+    // Drawn last, so a seed's other draws are what they were before webhooks joined the plan.
+    const webhooks = random.chance(0.5) ? { debounceMs: random.int(200, 800) } : undefined;
+    if (webhooks) {
+        // The callback of the seeded approvals starts the schedule; the timer's sweeps stay, drawn above.
+        steps.shift();
+        if (random.chance(0.6)) add({ kind: "callbackFaults", rules: drawCallbackFaultRules(random) });
+        if (random.chance(0.3)) add({ kind: "disableIntakeWebhook", status: random.pick(["DISABLED_CALLBACK_FAILED", "DISABLED_VERIFICATION_FAILED"] as const) });
+        if (random.chance(0.4)) add({ kind: "forgedCallback", forgery: random.pick(["badSignature", "unknownWebhook"] as const) });
+        products.push(probeRequest(options.products, seed));
+    }
     return {
         seed,
         products,
-        duplicateActivities: random.weighted([["off", 5], ["sequential", 2], ["concurrent", 3]] as const),
-        copySettleSeconds: random.int(0, 1),
+        duplicateActivities,
+        copySettleSeconds,
         ...(peer ? { peer } : {}),
-        budget: random.chance(peer ? 0.5 : 0.15) ? "tight" : "roomy",
+        budget,
+        ...(webhooks ? { webhooks } : {}),
         steps: steps.sort((a, b) => a.atMs - b.atMs),
     };
+}
+
+function drawCallbackFaultRules(random: Random): CallbackFaultRule[] {
+    return Array.from({ length: random.int(1, 2) }, () => {
+        const kind = random.pick(["drop", "duplicate", "delay", "reorder"] as const);
+        return { kind, times: random.int(1, 2), skip: random.int(0, 2), delayMs: kind === "delay" ? random.int(500, 3_000) : 0 };
+    });
+}
+
+/** A valid request, approved at rest to check the fast path alone; its code is the schedule's next. */
+function probeRequest(count: number, seed: number): ProductRequest {
+    return { code: `IND-${(seed % 9000) + 1000}-${count + 1}`, name: "Travel Mug", line: "Industrial", valid: true, typedAtRest: true };
 }
 
 /** Within the allowance mostly; beyond it (3–8 times) in one of four, where the app must warn with the figure. */
@@ -241,6 +296,7 @@ export function summarisePlan(plan: Plan): string {
     if (plan.duplicateActivities !== "off") parts.push(`activities×2 ${plan.duplicateActivities}`);
     if (plan.peer) parts.push(`second host ${plan.peer.clockOffsetMs >= 0 ? "+" : ""}${plan.peer.clockOffsetMs} ms`);
     if (plan.budget === "tight") parts.push("tight rate limit");
+    if (plan.webhooks) parts.push(`webhooks (debounce ${plan.webhooks.debounceMs} ms, one approval at rest)`);
     const invalid = plan.products.filter((product) => !product.valid).length;
     const typed = plan.products.filter((product) => product.typedStatus).length;
     const hostileText = plan.products.filter((product) => [product.code, product.name, product.line].some(hasHostileText)).length;

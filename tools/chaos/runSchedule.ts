@@ -1,10 +1,10 @@
 import { execFile } from "node:child_process";
 import path from "node:path";
 import { TableClient } from "@azure/data-tables";
-import { perform, ScheduleContext, seedIntake, sleep } from "./actions";
+import { intakeWebhooks, perform, ScheduleContext, seedIntake, sleep, typeRequestsAtRest } from "./actions";
 import { audit, type ApprovalSnapshot, type AuditedOutput, type AuditResult } from "./auditor";
 import { APP_DIR, HarnessError } from "./hostProcess";
-import { MAX_CLOCK_SKEW_MS, OUTSIDE_REFERENCE, type Plan } from "./plan";
+import { MAX_CLOCK_SKEW_MS, OUTSIDE_REFERENCE, SAFETY_NET_INTERVAL_MS, type Plan } from "./plan";
 import { LIST_MARKER } from "./jobsCliListsMarker";
 import { sweepUntilClean } from "./owedStatusSweep";
 import { FUNCTION_KEY, ScheduleStack } from "./stack";
@@ -13,6 +13,8 @@ import { FUNCTION_KEY, ScheduleStack } from "./stack";
 const SETTLE_DEADLINE_MS = 60_000;
 /** All jobs at rest and no Smartsheet call for this long: nothing is moving any more. */
 const QUIET_MS = 1_500;
+/** How long the host may take from its start to an enabled intake webhook (its keeper runs at start-up). */
+const WEBHOOK_START_DEADLINE_MS = 15_000;
 /** Sweeps at rest that may still find a request before a request without a job counts as lost. */
 const SWEEPS_FOR_A_WAITING_REQUEST = 3;
 /** The SDK backs off 2 s after a 429, doubling per retry. */
@@ -38,15 +40,18 @@ export async function runSchedule(plan: Plan, sharedStorage: string): Promise<Sc
         stack = running;
         const schedule = new ScheduleContext(running, plan);
         context = schedule;
+        if (plan.webhooks) await waitForIntakeWebhook(schedule);
         await seedIntake(schedule);
         await playSteps(schedule);
         if (schedule.harnessErrors.length > 0) throw new HarnessError(schedule.harnessErrors.join("; "));
         await running.simAdmin("POST", "faults", { rules: [] });
+        if (plan.webhooks) await running.simAdmin("POST", "webhookFaults", { rules: [] });
         running.webhook.heal();
         schedule.note("faults cleared (locked rows and unreadable statuses stay)");
         running.ensureHealthy();
         const approvals = await comeToRest(schedule, lateWritesLandBy(plan, Date.now(), await lastRateLimitAt(running)));
         if (schedule.lockedRows.size > 0) await sweepOwedStatuses(schedule);
+        const approvalsAtRest = plan.webhooks ? await approveAtRest(schedule) : undefined;
         const outputs = [...(await jobsCliOutputs(running)), ...running.hosts.map((host, index) => ({ source: `host ${index + 1} log`, text: host.allLines.join("\n") }))];
         const skewMs = plan.peer?.clockOffsetMs ?? 0;
         const result = await audit({
@@ -63,6 +68,7 @@ export async function runSchedule(plan: Plan, sharedStorage: string): Promise<Sc
                     withdrawn: schedule.withdrawnRows.has(rowId),
                     locked: schedule.lockedRows.has(rowId),
                     statusUnreadable: schedule.statusUnreadableRows.has(rowId),
+                    ...(product.typedAtRest ? { typedAtRest: true } : {}),
                 };
             }),
             alerts: running.alerts,
@@ -75,6 +81,18 @@ export async function runSchedule(plan: Plan, sharedStorage: string): Promise<Sc
             outputs,
             ...(running.peer && Math.abs(skewMs) > MAX_CLOCK_SKEW_MS ? { skewedHost: { source: `host ${running.hosts.indexOf(running.peer) + 1} log`, offsetMs: skewMs } } : {}),
             ...(approvals ? { approvals } : {}),
+            ...(plan.webhooks
+                ? {
+                      webhooks: {
+                          intakeSheetId: Number(running.settings.INTAKE_SHEET_ID),
+                          appToken: running.appToken,
+                          callbackHost: new URL(running.host.url).host,
+                          forged: schedule.forgedCallbacks,
+                          approvedAtRest: approvalsAtRest ?? [],
+                          safetyNetIntervalMs: SAFETY_NET_INTERVAL_MS,
+                      },
+                  }
+                : {}),
         });
         const hostLog = running.hosts.flatMap((host, index) => host.logs.map((line) => (running.peer ? `[host ${index + 1}] ${line}` : line)));
         return { kind: "audited", plan, result, journal: schedule.journal, hostLog, seconds: seconds() };
@@ -139,7 +157,7 @@ async function comeToRest(context: ScheduleContext, lateWritesBy: number): Promi
     let approvals: ApprovalSnapshot | undefined;
     while (Date.now() < deadline) {
         await sleep(300);
-        const calls = ((await stack.simAdmin("GET", "calls")) as { total: number }).total;
+        const calls = await stack.workCalls();
         if (calls !== lastCallCount) {
             lastCallCount = calls;
             quietSince = Date.now();
@@ -186,6 +204,55 @@ async function comeToRest(context: ScheduleContext, lateWritesBy: number): Promi
     return approvals;
 }
 
+/** Before the first approval: the app makes and enables its intake webhook at start-up (or the auditor finds it missing). */
+async function waitForIntakeWebhook(context: ScheduleContext): Promise<void> {
+    const deadline = Date.now() + WEBHOOK_START_DEADLINE_MS;
+    while (Date.now() < deadline) {
+        const hooks = await intakeWebhooks(context);
+        if (hooks.some((hook) => hook.owner === context.stack.appToken && hook.enabled)) return context.note("the app's intake webhook is enabled");
+        await sleep(200);
+    }
+    context.note(`no enabled intake webhook ${WEBHOOK_START_DEADLINE_MS} ms after the host started; approving anyway`);
+}
+
+/**
+ * The fast path after the chaos: the plan's requests kept for the rest are approved with no sweep
+ * fired, and the harness notes how long each waited for its job row (null: longer than one safety-
+ * net interval); then they come to rest like the others (faults are cleared: they must end done).
+ */
+async function approveAtRest(context: ScheduleContext): Promise<Array<{ rowId: number; jobAfterMs: number | null }>> {
+    const { stack } = context;
+    const jobs = TableClient.fromConnectionString(stack.storageConnectionString, stack.jobsTable, { allowInsecureConnection: true });
+    const typedAt = Date.now();
+    const rowIds = await typeRequestsAtRest(context);
+    const waited = new Map<number, number | null>(rowIds.map((rowId) => [rowId, null]));
+    while (Date.now() - typedAt <= SAFETY_NET_INTERVAL_MS && [...waited.values()].includes(null)) {
+        for (const rowId of rowIds) {
+            if (waited.get(rowId) !== null) continue;
+            const job = await jobs.getEntity(stack.settings.INTAKE_SHEET_ID!, String(rowId)).catch(() => undefined);
+            if (job) waited.set(rowId, Date.now() - typedAt);
+        }
+        await sleep(200);
+    }
+    context.note(`approved at rest, no sweep fired: ${[...waited].map(([rowId, ms]) => `row ${rowId} ${ms === null ? "no job" : `job after ${ms} ms`}`).join(", ")}`);
+    const deadline = Date.now() + SETTLE_DEADLINE_MS;
+    while (Date.now() < deadline) {
+        const states = await Promise.all(
+            rowIds.map((rowId) =>
+                jobs.getEntity(stack.settings.INTAKE_SHEET_ID!, String(rowId)).then(
+                    (job) => (job.state === "parked" && job.parkAlerted !== true ? "parked, not yet alerted" : (job.state as string)),
+                    () => undefined,
+                ),
+            ),
+        );
+        if (states.every((state) => state === "done" || state === "rejected" || state === "parked")) break;
+        // The safety net, as the timer would come round, for a request the fast path left without a job.
+        if (states.includes(undefined)) await stack.host.fire("intakeSweep").catch(() => undefined);
+        await sleep(states.includes(undefined) ? 3_000 : 300);
+    }
+    return [...waited].map(([rowId, jobAfterMs]) => ({ rowId, jobAfterMs }));
+}
+
 /**
  * A status a locked row refused at a job's last step (`Done` after the lock) is the sweep's to
  * write again, and to name to ops: in production the timer sweeps after the job came to rest, so
@@ -204,7 +271,7 @@ async function sweepOwedStatuses(context: ScheduleContext): Promise<void> {
     let quietSince = Date.now();
     while (Date.now() < deadline) {
         await sleep(300);
-        const calls = ((await stack.simAdmin("GET", "calls")) as { total: number }).total + stack.webhook.attempts;
+        const calls = (await stack.workCalls()) + stack.webhook.attempts;
         if (calls !== last) [last, quietSince] = [calls, Date.now()];
         else if (Date.now() - quietSince >= QUIET_MS) break;
     }

@@ -18,6 +18,7 @@ const PEOPLE_TOKEN = "chaos-people-token";
 const CHAOS_RATE_LIMIT = { requests: 3000, windowMs: 15_000 };
 /** A rate limit a schedule reaches (a few products make about this many calls), so the app's shared budget must keep under it. */
 const TIGHT_RATE_LIMIT = { requests: 150, windowMs: 15_000 };
+const WEBHOOK_KEEPER_OPERATIONS = ["listWebhooks", "getWebhook", "createWebhook", "updateWebhook", "deleteWebhook", "resetSharedSecret"] as const;
 /** Compressed time: the same proportions as production, in seconds instead of minutes. */
 export const HOST_TIMING = {
     AzureFunctionsJobHost__functionTimeout: "00:00:04",
@@ -135,7 +136,7 @@ export class ScheduleStack {
      */
     static async start(plan: Plan, sharedStorage: string): Promise<ScheduleStack> {
         const rateLimit = plan.budget === "tight" ? TIGHT_RATE_LIMIT : CHAOS_RATE_LIMIT;
-        const sim = await startSimulator({ port: 0, rateLimit, tokens: [SIM_TOKEN, PEOPLE_TOKEN] });
+        const sim = await startSimulator({ port: 0, rateLimit, tokens: [SIM_TOKEN, PEOPLE_TOKEN], ...(plan.webhooks ? { webhooks: webhookTiming(plan.webhooks.debounceMs) } : {}) });
         const webhook = await AlertWebhook.start();
         let azurite: RunningAzurite | undefined;
         let azuriteFolder: string | undefined;
@@ -145,6 +146,7 @@ export class ScheduleStack {
             const tablePort = await restartablePort();
             azurite = await startAzurite({ tablePort, queuePort: await restartablePort(undefined, [tablePort]), persistTo: azuriteFolder });
         }
+        const [hostPort, peerPort] = await hostPorts();
         // Timers are fired by the plan, never by the clock; the reaper has its own fast schedule (HOST_TIMING).
         const settings = appSettingsFor(
             { smartsheetBaseUrl: sim.baseUrl, anchors: sim.core.anchors, storageConnectionString: azurite?.connectionString ?? sharedStorage },
@@ -155,9 +157,10 @@ export class ScheduleStack {
                 SMARTSHEET_REQUESTS_PER_MINUTE: String(rateLimit.requests),
                 ALERT_WEBHOOK_URL: webhook.url,
                 LOCALHOST_DUPLICATE_ACTIVITIES: plan.duplicateActivities,
+                // Both hosts keep the webhook (one, by its name); Smartsheet calls the first back.
+                ...(plan.webhooks ? { WEBHOOK_BASE_URL: `http://127.0.0.1:${hostPort}/`, WEBHOOK_FUNCTION_KEY: FUNCTION_KEY, WEBHOOK_COALESCE_SECONDS: "1" } : {}),
             },
         );
-        const [hostPort, peerPort] = await hostPorts();
         const host = new HostProcess(settings, hostPort);
         const peer = plan.peer ? new HostProcess(settings, peerPort, plan.peer.clockOffsetMs) : undefined;
         const stack = new ScheduleStack(sim, host, peer, settings, webhook, rateLimit, azurite, azuriteFolder);
@@ -186,6 +189,11 @@ export class ScheduleStack {
         return this.settings.JOBS_TABLE!;
     }
 
+    /** The key the app's HTTP functions (the webhook receiver among them) want. */
+    get functionKey(): string {
+        return FUNCTION_KEY;
+    }
+
     /** The token the app calls Smartsheet with (its rate limit is the one the app's budget keeps). */
     get appToken(): string {
         return SIM_TOKEN;
@@ -199,6 +207,15 @@ export class ScheduleStack {
         });
         if (!response.ok) throw new HarnessError(`${method} /__sim/${route} answered ${response.status}: ${await response.text()}`);
         return response.json();
+    }
+
+    /**
+     * Smartsheet calls so far, but for the webhook keeper's: it runs after every reaper run (every
+     * 2 s here), so only the other calls stop when the work does.
+     */
+    async workCalls(): Promise<number> {
+        const { total, byOperation } = (await this.simAdmin("GET", "calls")) as { total: number; byOperation: Record<string, number | undefined> };
+        return total - WEBHOOK_KEEPER_OPERATIONS.reduce((sum, op) => sum + (byOperation[op] ?? 0), 0);
     }
 
     /** Sends the key-only provisioning message again, as a queue that delivers twice would. */
@@ -233,6 +250,15 @@ export class ScheduleStack {
         await this.azurite?.stop();
         if (this.azuriteFolder) await rm(this.azuriteFolder, { recursive: true, force: true });
     }
+}
+
+/**
+ * Smartsheet's webhook delivery in the harness's compressed time: its minute of debounce in well
+ * under a second, and retries that give up (DISABLED_CALLBACK_FAILED) within a few seconds of a
+ * host that stays down, so the keeper's re-enabling is exercised too.
+ */
+function webhookTiming(debounceMs: number) {
+    return { debounceMs, retryBaseMs: 250, retryLongMs: 1_000, maxRetries: 4, callbackTimeoutMs: 2_000 };
 }
 
 /**
