@@ -7,6 +7,7 @@ import { rateLimit, scaleOut } from "./scenarios/rateLimit";
 import { reaper } from "./scenarios/reaper";
 import { recovery } from "./scenarios/recovery";
 import { sweeps } from "./scenarios/sweeps";
+import { webhooks } from "./scenarios/webhooks";
 
 const USAGE = `Usage: npm run bench [-- [--only <figure>[,<figure>…]] [--products N]]
 
@@ -27,7 +28,7 @@ interface Options {
     products: number;
 }
 
-type ScenarioName = "oneProduct" | "recovery" | "rateLimit" | "scaleOut" | "sweeps" | "reaper" | "budgetSkew" | "deployPackage";
+type ScenarioName = "oneProduct" | "recovery" | "rateLimit" | "scaleOut" | "sweeps" | "reaper" | "webhooks" | "budgetSkew" | "deployPackage";
 
 interface Scenario {
     name: ScenarioName;
@@ -54,6 +55,20 @@ const SCENARIOS: readonly Scenario[] = [
     },
     { name: "sweeps", figures: ["sweepCalls5000", "sweepCalls50"], run: (storage) => sweeps(storage) },
     { name: "reaper", figures: ["reaperEntitiesRead"], run: (storage) => reaper(storage) },
+    {
+        name: "webhooks",
+        figures: [
+            "approvalToDoneP50",
+            "approvalToDoneP95",
+            "approvalToDoneP95Margin",
+            "approvalToDoneSweepsP50",
+            "approvalToDoneSweepsP95",
+            "webhookSweepCalls",
+            "webhookCallsPerProduct",
+            "webhookMaintenanceCalls",
+        ],
+        run: (storage) => webhooks(storage),
+    },
     { name: "budgetSkew", figures: ["budgetSkewBusiestWindow", "budgetSkewLeastShare"], run: (storage) => budgetSkew(storage) },
     { name: "deployPackage", figures: ["packageFiles", "packageMb", "bundleLoadSpeedup"], run: () => deployPackage() },
 ];
@@ -62,10 +77,11 @@ const SCENARIOS: readonly Scenario[] = [
  * The order of the run, in phases; a phase's lanes run side by side, each lane's scenarios one
  * after another. Whatever is timed runs alone: the single product (cold start, wall times) and
  * each drain at the rate limit. The counts run beside each other: the recovery points (13
- * stacks, mostly waiting) with the sweeps and the reaper. That keeps the whole bench inside
- * five minutes on two cores.
+ * stacks, mostly waiting) with the sweeps and the reaper, and the webhooks (mostly waiting for
+ * approval moments and timers; its target is a ratio of times taken side by side). That keeps
+ * the whole bench inside five minutes on two cores.
  */
-const PHASES: ReadonlyArray<ReadonlyArray<readonly ScenarioName[]>> = [[["oneProduct"]], [["recovery"], ["sweeps", "reaper"]], [["rateLimit"]], [["scaleOut"]]];
+const PHASES: ReadonlyArray<ReadonlyArray<readonly ScenarioName[]>> = [[["oneProduct"]], [["recovery"], ["sweeps", "reaper"], ["webhooks"]], [["rateLimit"]], [["scaleOut"]]];
 /** Scenarios left out of the whole bench (its five minutes), run only when `--only` names their figures. */
 const ON_REQUEST: ReadonlyArray<ReadonlyArray<readonly ScenarioName[]>> = [[["budgetSkew"]], [["deployPackage"]]];
 
