@@ -34,9 +34,12 @@ const WEBHOOK_SWEEP_LINE = /intake sweep of site \S+ \(webhook[^)]*\): \d+ rows 
 interface ApprovalRun {
     /** Approval → done per product (ms): from the answer to the Approved write to the job row's last progress (done). */
     approvalToDoneMs: number[];
-    /** Each job's own time (ms): its row's createdAt (the sweep made it) to its last progress (done). */
+    /** Each job's own time (ms): its row's createdAt (when the sweep that made it began) to its last progress (done). */
     ownMs: number[];
-    /** Approval → the job made by a sweep (ms): what the webhook path shortens, whatever the products' load. */
+    /**
+     * Approval → the start of the sweep that took it (ms, the row's createdAt): what the webhook path
+     * shortens, whatever the products' load. Below 0 when a sweep already under way read the row.
+     */
     approvalToJobMs: number[];
 }
 
@@ -50,12 +53,12 @@ interface ApprovalRun {
  * one stack Smartsheet's callbacks start the products, on the other the host's own timer fires
  * the routine sweep every 20 s (production's half hour). Approval → done runs from the answer to
  * the Approved write to the job row's `lastProgressAt` once it is done; a job's own time from its
- * row's `createdAt` to the same; both read from the rows, all on this machine's clock. Times are
+ * row's `createdAt` (when the sweep that made it began) to the same; both read from the rows, all on this machine's clock. Times are
  * compressed as in the rate-limit scenarios (latencies, the rate limit and the app's timings ÷ 4),
  * the debounce further (60 s → 2 s), the sweep's timer most (30 min → 20 s). Twenty products in
  * 24 s share one host, so the jobs' own times stretch well past one product's alone, and approval
- * → done with them; the notes add approval → job made (what the webhooks shorten, whatever the
- * load) and one product approved alone afterwards.
+ * → done with them; the notes add approval → the sweep that took it (what the webhooks shorten,
+ * whatever the load) and one product approved alone afterwards.
  *
  * It runs as a lane of its own beside recovery: most of its time is spent waiting (for the
  * approval moments, the debounce, the timer), and its target is a ratio of times measured on the
@@ -108,7 +111,7 @@ export async function webhooks(storage: string): Promise<Measured> {
                 `so the target is p95 ≤ ${DEBOUNCE_MS / 1000} + 1.5 × ${ownSeconds.toFixed(1)} = ${allowedSeconds.toFixed(1)} s`,
             `sweeps alone, the routine sweep every ${SWEEP_INTERVAL_MS / 1000} s (production: 30 min, ${(1800_000 / SWEEP_INTERVAL_MS).toFixed(0)}× as long): ` +
                 `approval → done p50 ${sweepsP50.toFixed(1)} s, p95 ${sweepsP95.toFixed(1)} s, the same moments`,
-            `approval → job made (the sweep took it): webhooks p50 ${secondsText(percentile(run.approvalToJobMs, 50))}, p95 ${secondsText(percentile(run.approvalToJobMs, 95))}; ` +
+            `approval → start of the sweep that took it (the job row's createdAt; below 0 when a sweep under way read the row): webhooks p50 ${secondsText(percentile(run.approvalToJobMs, 50))}, p95 ${secondsText(percentile(run.approvalToJobMs, 95))}; ` +
                 `sweeps alone p50 ${secondsText(percentile(sweepsAlone.approvalToJobMs, 50))}, p95 ${secondsText(percentile(sweepsAlone.approvalToJobMs, 95))}`,
             `one product approved alone on the same stack afterwards: approval → done ${(sweep.approvalToDoneMs / 1000).toFixed(1)} s, its own time ${(sweep.ownMs / 1000).toFixed(1)} s ` +
                 `(the jobs' own times above are longer: ${APPROVALS} products in ${APPROVAL_WINDOW_MS / 1000} s share one host)`,
