@@ -19,9 +19,8 @@ many products the rate-limit scenarios approve at once (default 60; 300 drains a
 Webhooks against sweeps alone (approvalToDoneP50, approvalToDoneP95, approvalToDoneP95Margin,
 approvalToDoneSweepsP50, approvalToDoneSweepsP95, webhookSweepCalls, webhookCallsPerProduct,
 webhookMaintenanceCalls; 70 s), the shared budget under clock skew (budgetSkewBusiestWindow,
-budgetSkewLeastShare; 50 s) and the
-deploy package against the unbundled app (packageFiles, packageMb, bundleLoadSpeedup; 1 min) run
-only when --only names them.
+budgetSkewLeastShare; 50 s) and the deploy package against the unbundled app (packageFiles,
+packageMb, bundleLoadSpeedup; 1 min) run only when --only names them.
 Exit code: 0 every target met, 1 some target missed, 2 a scenario could not be measured.
 
 Figures: ${Object.keys(FIGURES).join(", ")}`;
