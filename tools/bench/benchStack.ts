@@ -11,6 +11,8 @@ import { BenchHost } from "./benchHost";
 const FUNCTION_KEY = "bench-function-key";
 const SIM_TOKEN = "sim-token";
 const ROWS_PER_REQUEST = 500;
+/** A 15 s rate-limit window, tried every 100 ms. */
+const APPROVE_TRIES = 150;
 
 /**
  * Smartsheet's latencies with time compressed about four times, as the demo has them: a copy
@@ -56,6 +58,12 @@ export interface StackOptions {
     simulator?: SimConfigPatch;
     /** The simulator's clock (ms), when the scenario needs Smartsheet's time to differ from now. */
     simulatorClock?: () => number;
+    /**
+     * Smartsheet's webhooks on: the first host on a port chosen first, WEBHOOK_BASE_URL pointing at
+     * it and the callbacks carrying the stack's function key, callbacks coalesced over 1 s (as the
+     * local stack has them). The simulator's debounce is the scenario's (`simulator.webhooks`).
+     */
+    webhooks?: boolean;
 }
 
 /**
@@ -90,17 +98,21 @@ export class BenchStack {
     static async start(options: StackOptions): Promise<BenchStack> {
         const sim = await startSimulator({ port: 0, ...(options.simulatorClock ? { clock: options.simulatorClock } : {}) });
         if (options.simulator) sim.core.configure(options.simulator);
+        const firstPort = await freePort();
+        const webhooks: Record<string, string> = options.webhooks
+            ? { WEBHOOK_BASE_URL: `http://127.0.0.1:${firstPort}/`, WEBHOOK_FUNCTION_KEY: FUNCTION_KEY, WEBHOOK_COALESCE_SECONDS: "1" }
+            : {};
         // Timers are fired by the bench, never by the clock, unless a scenario gives one a schedule.
         const settings = appSettingsFor(
             { smartsheetBaseUrl: sim.baseUrl, anchors: sim.core.anchors, storageConnectionString: options.storage },
-            { ...ownAppSettings("bench", FUNCTION_KEY), ...options.settings },
+            { ...ownAppSettings("bench", FUNCTION_KEY), ...webhooks, ...options.settings },
         );
         const hosts: BenchHost[] = [];
         const stack = new BenchStack(sim, hosts, settings, new JobStore(createTableClient(options.storage, settings.JOBS_TABLE!)));
         try {
             await stack.withdrawSeededRequests();
             for (let i = 0; i < (options.hosts ?? 1); i++) {
-                const host = new BenchHost(settings, await freePort());
+                const host = new BenchHost(settings, i === 0 ? firstPort : await freePort());
                 hosts.push(host);
                 stack.coldStartsMs.push(await host.start());
             }
@@ -138,6 +150,35 @@ export class BenchStack {
             keys.push(...answer.result.map((row) => ({ pk: String(this.intakeSheetId), rk: String(row.id) })));
         }
         return keys;
+    }
+
+    /**
+     * Ticks Approved on an intake row, as the person approving it would, and answers the moment
+     * Smartsheet's answer came back (the write is in by then; the row's own modifiedAt has whole
+     * seconds only). The bench writes with the app's token, so a window the app has spent answers
+     * it 429; a person's edit in Smartsheet is not held by the API's limit, so it is sent again
+     * until it lands.
+     */
+    async approve(key: JobKey): Promise<number> {
+        const row = [{ id: Number(key.rk), cells: [{ columnId: this.intakeColumns()("Approved"), value: true }] }];
+        for (let tries = 1; ; tries++) {
+            try {
+                await this.smartsheet("PUT", `sheets/${this.intakeSheetId}/rows`, row);
+                return Date.now();
+            } catch (error) {
+                if (!(error instanceof Error && / answered 429:/.test(error.message)) || tries >= APPROVE_TRIES) throw error;
+                await new Promise((resolve) => setTimeout(resolve, 100));
+            }
+        }
+    }
+
+    /** Waits until the app has made and enabled its webhook on the intake sheet (the keeper at start-up). */
+    async waitForWebhook(timeoutMs: number): Promise<void> {
+        const deadline = Date.now() + timeoutMs;
+        while (!this.sim.core.webhookList().some((hook) => hook.enabled && hook.scopeObjectId === this.intakeSheetId)) {
+            if (Date.now() > deadline) throw new Error(`The app did not enable its intake webhook within ${timeoutMs / 1000} s; look for "webhook keeper" in the host's output.`);
+            await new Promise((resolve) => setTimeout(resolve, 100));
+        }
     }
 
     /** Fires the intake sweep and resolves with its count line once it has run. */

@@ -98,10 +98,11 @@ function productCalls(stack: BenchStack): { queuedAt: number; product: CallLogEn
     return { queuedAt: Date.parse(log[queued]!.at), product: log.slice(queued + 1) };
 }
 
-async function quiet(stack: BenchStack): Promise<void> {
+/** Resolves once the simulator has heard no call for `quietMs`. */
+export async function quiet(stack: BenchStack, quietMs = QUIET_MS): Promise<void> {
     let count = stack.callLog().length;
     let since = Date.now();
-    while (Date.now() - since < QUIET_MS) {
+    while (Date.now() - since < quietMs) {
         await new Promise((resolve) => setTimeout(resolve, 100));
         const now = stack.callLog().length;
         if (now !== count) {
