@@ -111,7 +111,7 @@ describe("two customer sites served by one app, against one simulator with two t
         alerts.length = 0;
         const next = await sweepIntake(deps);
         expect(next.sites.map((report) => report.site)).toEqual(["demo"]);
-        expect(next.failed).toEqual([{ site: "demo-2", reason: expect.stringMatching(/^a sheet or folder of the site is gone \(Smartsheet getFolderChildren failed with 404\/1006.*restore it, or correct the site's ids in SITES/) }]);
+        expect(next.failed).toEqual([{ site: "demo-2", reason: expect.stringMatching(/^a sheet or folder of the site is gone \(Smartsheet getFolderChildren failed with 404\/1006.*restore it, or correct the site's ids in SITES/), kind: "permanent" }]);
         expect(alerts).toEqual([{ event: "site.failed", site: "demo-2", run: "intake sweep", reason: next.failed[0]!.reason, failedAt: expect.any(String) }]);
         expect(h.deps.logs).toContainEqual(expect.stringMatching(/^error intake sweep: site demo-2 failed: a sheet or folder of the site is gone .*; the other sites carry on$/));
     });
@@ -133,7 +133,7 @@ describe("two customer sites served by one app, against one simulator with two t
         const run = await sweepIntake(deps);
         expect(run.sites.map((report) => [report.site, report.queued.length])).toEqual([["demo-2", 3]]);
         expect(run.failed).toEqual([
-            { site: "demo", reason: expect.stringMatching(/^Smartsheet refused the site's token \(.*401\/1002.*\); put a valid token into the app setting SMARTSHEET_TOKEN_DEMO$/) },
+            { site: "demo", reason: expect.stringMatching(/^Smartsheet refused the site's token \(.*401\/1002.*\); put a valid token into the app setting SMARTSHEET_TOKEN_DEMO$/), kind: "permanent" },
         ]);
         expect(h.deps.logs).toContainEqual(expect.stringMatching(/^error intake sweep: site demo failed: Smartsheet refused the site's token/));
         expect(h.deps.logs).toContainEqual(expect.stringMatching(/^error intake sweep: the alert that site demo failed did not go through \(the webhook answered 503\)/));
@@ -172,7 +172,7 @@ describe("two customer sites served by one app, against one simulator with two t
         const { deps, alerts } = alerting(h);
         await h.jobs.update({ pk: second.intakeSheetId, rk: second.intakeRowId }, (row) => ({ ...row, lastProgressAt: longAgo }), { from: ["running"] });
         const one = await reap({ ...deps, jobs });
-        expect(one.failed).toEqual([{ site: "demo", reason: "The table service is unavailable" }]);
+        expect(one.failed).toEqual([{ site: "demo", reason: "The table service is unavailable", kind: "bug" }]);
         expect(one.transitions).toEqual([expect.stringMatching(new RegExp(`^job ${second.intakeSheetId}-${second.intakeRowId} running → running \\(recovery 2/3`))]);
         expect(alerts).toEqual([expect.objectContaining({ event: "site.failed", site: "demo", run: "reaper" })]);
         expect(h.deps.logs).toContainEqual(expect.stringMatching(/^info reaper: 1 active jobs, 1 without progress .*; 1 site failed \(demo\)$/));

@@ -17,6 +17,7 @@ import { LIVE_STATUSES, type OrchestrationState } from "../orchestration/Orchest
 import { startAttempt } from "../orchestration/startAttempt";
 import { parkAlertClaimIsLive } from "../provisioning/parkAlert";
 import { forEachSite, type SiteFailure } from "../sites/eachSite";
+import { failureKind } from "../failures";
 import type { Site } from "../sites/Sites";
 import { ParkAlertRetries, type ParkAlertRetryReport } from "./parkAlertRetries";
 import { orphanedText, tellOpsOfOrphanedJobs, type OrphanedIntakeSheet } from "./orphanedJobs";
@@ -144,7 +145,7 @@ async function reapOrphans(
         } catch (error) {
             const reason = error instanceof Error ? error.message : String(error);
             deps.log.error(`reaper: the jobs of intake sheet ${pk} (in no site of SITES) failed: ${reason}; the next run tries again`);
-            failed.push({ site: `intake sheet ${pk}`, reason });
+            failed.push({ site: `intake sheet ${pk}`, reason, kind: failureKind(error) });
         }
     }
     return { reports, failed, orphaned };

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { AlertChannel } from "../alerts/AlertChannel";
+import { failureKind, type FailureKind } from "../failures";
 import { reportAlertGivenUp, alertFailureOf, type AlertFailure } from "../alerts/delivery";
 import type { OutageTurn, SiteOutages } from "../alerts/SiteOutages";
 import type { Logger } from "../logger";
@@ -12,6 +13,8 @@ import type { Site, Sites } from "./Sites";
 export interface SiteFailure {
     site: string;
     reason: string;
+    /** What the error said about trying again (`failureKind`). */
+    kind: FailureKind;
 }
 
 interface EachSiteDeps {
@@ -53,7 +56,7 @@ export async function forEachSite<R>(
             const reason = siteFailureReason(site, error);
             deps.log.error(`${run}: site ${site.name} failed: ${reason}; the other sites carry on`);
             siteEvents.failed(deps.telemetry, site.name, run, reason);
-            failed.push({ site: site.name, reason });
+            failed.push({ site: site.name, reason, kind: failureKind(error) });
             await tellOfFailure(deps, run, site, reason);
             continue;
         }
