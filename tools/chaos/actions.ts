@@ -44,8 +44,8 @@ export class ScheduleContext {
     readonly statusUnreadableRows = new Set<number>();
     /** Template references outside the template the plan made (and to what). */
     readonly outsideReferences: OutsideReferenceMade[] = [];
-    /** Callbacks the harness forged, with what the receiver answered (null: the host was down). */
-    readonly forgedCallbacks: Array<{ forgery: Forgery; status: number | null }> = [];
+    /** Callbacks the harness forged: the webhook id they named (the app's own, signed with another secret, or not), and the answer (null: the host was down). */
+    readonly forgedCallbacks: Array<{ webhookId: number; appsOwnId: boolean; status: number | null }> = [];
     /** Harness failures during the plan (a switch the stack lacks): the schedule cannot be judged. */
     readonly harnessErrors: string[] = [];
     /** `+<ms> <action>: <outcome>`, for a failure report. */
@@ -210,12 +210,13 @@ async function intakeWebhook(context: ScheduleContext): Promise<{ id: number } |
 /**
  * A callback in Smartsheet's shape that Smartsheet did not send, posted to the receiver with the
  * function key (which an attacker may have read from a log or a URL): the signature is the only
- * thing between it and a sweep.
+ * thing between it and a sweep. `badSignature` uses the app's own webhook id (when it has one yet),
+ * `unknownWebhook` an id Smartsheet never gave.
  */
 async function forgeCallback(context: ScheduleContext, forgery: Forgery): Promise<string> {
     const { stack } = context;
     const own = forgery === "badSignature" ? await intakeWebhook(context) : undefined;
-    const webhookId = own?.id ?? 900_000_000 + Math.floor(Math.random() * 1_000_000);
+    const webhookId = own?.id ?? FORGED_WEBHOOK_ID_BASE + (context.plan.seed % 1_000_000);
     const now = new Date().toISOString();
     const body = JSON.stringify({
         nonce: randomBytes(8).toString("hex"),
@@ -238,9 +239,12 @@ async function forgeCallback(context: ScheduleContext, forgery: Forgery): Promis
     } catch {
         status = null;
     }
-    context.forgedCallbacks.push({ forgery, status });
-    return `${forgery}${own ? "" : " (an id not the app's)"} answered ${status ?? "nothing (host down)"}`;
+    context.forgedCallbacks.push({ webhookId, appsOwnId: own !== undefined, status });
+    return `${forgery}${own ? ` (the app's webhook ${webhookId})` : ` (webhook ${webhookId}, not the app's)`} answered ${status ?? "nothing (host down)"}`;
 }
+
+/** Forged callbacks name webhooks from here up: ids Smartsheet's 16 digits never take. */
+const FORGED_WEBHOOK_ID_BASE = 900_000_000;
 
 async function unparkRacingReaper(context: ScheduleContext): Promise<string> {
     const { stack } = context;

@@ -44,8 +44,8 @@ export interface AuditedWebhooks {
     appToken: string;
     /** `host:port` of the first host, where the app's webhook calls back. */
     callbackHost: string;
-    /** Callbacks the harness forged, and what the receiver answered (null: the host was down). */
-    forged: ReadonlyArray<{ forgery: string; status: number | null }>;
+    /** Callbacks the harness forged: the webhook id each named (the app's own, or not), and what the receiver answered (null: the host was down). */
+    forged: ReadonlyArray<{ webhookId: number; appsOwnId: boolean; status: number | null }>;
     /** Requests approved at rest with no sweep fired, and how long each waited for a job row (null: longer than the interval). */
     approvedAtRest: ReadonlyArray<{ rowId: number; jobAfterMs: number | null }>;
     safetyNetIntervalMs: number;
@@ -450,18 +450,18 @@ function checkApprovalsAnswered(snapshot: ApprovalSnapshot, requests: readonly A
 
 const SimWebhooks = z.object({
     webhooks: z.array(z.object({ id: Id, name: z.string(), scopeObjectId: Id, enabled: z.boolean(), status: z.string(), owner: z.string() })),
-    deliveries: z.array(z.object({ webhookId: Id, kind: z.string(), status: z.number().nullable(), fault: z.string().optional() })),
 });
 
 /**
  * With the webhooks on: at rest the app holds exactly one enabled webhook on the intake sheet,
  * named for its site and the host it calls back (whatever was disabled, and however many hosts
- * kept it); no forged callback was answered 2xx, and the receiver asked for no more sweeps than
- * Smartsheet sent callbacks (a forged one that got through would show as one more); every request
- * approved at rest had its job within one safety-net interval, though no sweep was fired.
+ * kept it); every forged callback was refused before it could ask for a sweep (401 for the app's
+ * webhook signed with another secret, 403 for a webhook not the app's, or no answer from a host
+ * that was down), and no host log line has a sweep asked for by a forged webhook id; every
+ * request approved at rest had its job within one safety-net interval, though no sweep was fired.
  */
 async function checkWebhooks(simAdminUrl: string, input: AuditedWebhooks, outputs: readonly AuditedOutput[], found: Found): Promise<void> {
-    const { webhooks, deliveries } = SimWebhooks.parse(await (await fetch(new URL("webhooks", simAdminUrl))).json());
+    const { webhooks } = SimWebhooks.parse(await (await fetch(new URL("webhooks", simAdminUrl))).json());
     const expectedName = `Sheetwright intake default @ ${input.callbackHost}`;
     const apps = webhooks.filter((hook) => hook.owner === input.appToken && hook.scopeObjectId === input.intakeSheetId);
     const named = apps.filter((hook) => hook.name === expectedName);
@@ -469,15 +469,19 @@ async function checkWebhooks(simAdminUrl: string, input: AuditedWebhooks, output
     if (named.length === 0) found("invariantFailures", "intake webhook", `no webhook named "${expectedName}" on the intake sheet at rest (the app's: ${apps.map((hook) => `"${hook.name}"`).join(", ") || "none"})`);
     else if (!named.some((hook) => hook.enabled && hook.status === "ENABLED")) found("invariantFailures", "intake webhook", `the intake webhook is ${named.map((hook) => hook.status).join(", ")} at rest; the keeper re-enables it on the reaper's schedule`);
 
+    // The receiver refuses before it asks for anything: 401 for the app's own webhook signed with another secret, 403 for an id not the app's.
     for (const forged of input.forged) {
-        if (forged.status !== null && forged.status >= 200 && forged.status < 300) found("invariantFailures", "forged callback", `a forged callback (${forged.forgery}) was answered ${forged.status}: a sweep may have started from it`);
+        const refusal = forged.appsOwnId ? 401 : 403;
+        if (forged.status !== null && forged.status !== refusal) {
+            found("invariantFailures", "forged callback", `a callback forged for ${forged.appsOwnId ? "the app's" : "a foreign"} webhook ${forged.webhookId} was answered ${forged.status}, not ${refusal}: a sweep may have started from it`);
+        }
     }
-    const appHookIds = new Set(apps.map((hook) => hook.id));
-    const sent = deliveries.filter((delivery) => appHookIds.has(delivery.webhookId) && (delivery.kind === "event" || delivery.kind === "status") && delivery.fault !== "drop").length;
-    const asked = outputs
-        .filter((output) => output.source.endsWith(" log"))
-        .reduce((count, output) => count + (output.text.match(/: site \S+'s intake sheet changed; its sweep is asked for/g)?.length ?? 0), 0);
-    if (asked > sent) found("invariantFailures", "forged callback", `the receiver asked for ${asked} sweeps, but Smartsheet sent ${sent} callbacks: one came from elsewhere`);
+    const forgedIds = new Set(input.forged.filter((forged) => !forged.appsOwnId).map((forged) => forged.webhookId));
+    for (const output of outputs.filter((candidate) => candidate.source.endsWith(" log"))) {
+        for (const [line, id] of output.text.matchAll(/webhook (\d+): site \S+'s intake sheet changed; its sweep is asked for/g)) {
+            if (forgedIds.has(Number(id))) found("invariantFailures", "forged callback", `${output.source}: a sweep was asked for by a forged callback: ${line}`);
+        }
+    }
 
     for (const { rowId, jobAfterMs } of input.approvedAtRest) {
         if (jobAfterMs === null) found("invariantFailures", `row ${rowId}`, `approved at rest with the webhook on, it had no job one safety-net interval (${input.safetyNetIntervalMs} ms) later, and no sweep was fired`);

@@ -250,6 +250,8 @@ async function approveAtRest(context: ScheduleContext): Promise<Array<{ rowId: n
         if (states.includes(undefined)) await stack.host.fire("intakeSweep").catch(() => undefined);
         await sleep(states.includes(undefined) ? 3_000 : 300);
     }
+    // At rest once more: duplicated activities and the callbacks of the job's own writes done too.
+    await untilQuiet(context, 10_000);
     return [...waited].map(([rowId, jobAfterMs]) => ({ rowId, jobAfterMs }));
 }
 
@@ -266,16 +268,23 @@ async function sweepOwedStatuses(context: ScheduleContext): Promise<void> {
         return undefined;
     });
     if (swept && !swept.clean) context.note(`the locked-row sweep did not end clean in ${swept.fired} tries`);
-    const deadline = Date.now() + 10_000;
+    await untilQuiet(context, 10_000);
+    context.note("swept once more after rest, for statuses locked rows refused");
+}
+
+/** Until neither Smartsheet (but for the webhook keeper) nor the alert webhook has heard from the app for a while, or `withinMs` has passed. */
+async function untilQuiet(context: ScheduleContext, withinMs: number): Promise<void> {
+    const { stack } = context;
+    const deadline = Date.now() + withinMs;
     let last = -1;
     let quietSince = Date.now();
     while (Date.now() < deadline) {
         await sleep(300);
         const calls = (await stack.workCalls()) + stack.webhook.attempts;
         if (calls !== last) [last, quietSince] = [calls, Date.now()];
-        else if (Date.now() - quietSince >= QUIET_MS) break;
+        else if (Date.now() - quietSince >= QUIET_MS) return;
     }
-    context.note("swept once more after rest, for statuses locked rows refused");
+    context.note(`not quiet within ${withinMs} ms`);
 }
 
 /**
