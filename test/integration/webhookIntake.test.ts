@@ -353,7 +353,7 @@ describe.concurrent("the receiver's health figure", () => {
 describe.concurrent("the sweep a webhook asked for", () => {
     const request = { v: 1, site: "default", slot: 1 };
 
-    it("regression chaos webhook probe: a webhook sweep that failed for a passing reason is asked for again through the queue, not left to the timer's half hour", async (test) => {
+    it("a webhook sweep that failed for a passing reason is asked for again through the queue, not left to the timer's half hour", async (test) => {
         const h = await startProvisioningHarness();
         test.onTestFinished(() => h.close());
         h.sim.core.setFaults([{ op: "getSheet", kind: "html502", times: 1_000 }]);
