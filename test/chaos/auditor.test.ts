@@ -305,7 +305,7 @@ describe("the invariants of the webhook faults chaos draws since #21", () => {
         expect(webhookFindings((await audit({ ...input, webhooks })).findings)).toEqual([expect.stringMatching(/^\[invariantFailures\] intake webhook: the intake webhook is DISABLED_CALLBACK_FAILED at rest/)]);
     });
 
-    it("finds a forged callback answered anything but the refusal its webhook id calls for, or a sweep asked for under a forged id; refusals and a host that was down pass", async () => {
+    it("finds a forged callback answered anything but a refusal its webhook id allows, or a sweep asked for under a forged id; refusals (403 for the app's id too, regression chaos seed 26120404 schedule 142) and a host that was down pass", async () => {
         const { input, webhooks, makeWebhook } = await webhookWorld();
         const own = await makeWebhook(`Sheetwright intake default @ ${webhooks.callbackHost}`);
         const foreign = 900_000_123;
@@ -313,6 +313,8 @@ describe("the invariants of the webhook faults chaos draws since #21", () => {
             { webhookId: own, appsOwnId: true, status: 401 },
             { webhookId: foreign, appsOwnId: false, status: 403 },
             { webhookId: own, appsOwnId: true, status: null },
+            // Regression chaos seed 26120404 schedule 142: just after a restart, or while Smartsheet has the webhook disabled, the receiver does not hold the app's id.
+            { webhookId: own, appsOwnId: true, status: 403 },
         ];
         const askedBy = (id: number) => [{ source: "host 1 log", text: `webhook ${id}: site default's intake sheet changed; its sweep is asked for` }];
         // A genuine callback of the app's own webhook may ask for a sweep; the forgery with its id was refused.
@@ -321,13 +323,13 @@ describe("the invariants of the webhook faults chaos draws since #21", () => {
         const wrongAnswers = [
             { webhookId: own, appsOwnId: true, status: 200 },
             { webhookId: foreign, appsOwnId: false, status: 400 },
-            { webhookId: own, appsOwnId: true, status: 403 },
+            { webhookId: foreign, appsOwnId: false, status: 401 },
         ];
         const accepted = await audit({ ...input, webhooks: { ...webhooks, forged: [...refused, ...wrongAnswers] }, outputs: askedBy(foreign) });
         expect(webhookFindings(accepted.findings)).toEqual([
-            `[invariantFailures] forged callback: a callback forged for the app's webhook ${own} was answered 200, not 401: a sweep may have started from it`,
+            `[invariantFailures] forged callback: a callback forged for the app's webhook ${own} was answered 200, not 401 or 403: a sweep may have started from it`,
             `[invariantFailures] forged callback: a callback forged for a foreign webhook ${foreign} was answered 400, not 403: a sweep may have started from it`,
-            `[invariantFailures] forged callback: a callback forged for the app's webhook ${own} was answered 403, not 401: a sweep may have started from it`,
+            `[invariantFailures] forged callback: a callback forged for a foreign webhook ${foreign} was answered 401, not 403: a sweep may have started from it`,
             `[invariantFailures] forged callback: host 1 log: a sweep was asked for by a forged callback: webhook ${foreign}: site default's intake sheet changed; its sweep is asked for`,
         ]);
     });
