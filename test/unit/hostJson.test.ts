@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 
 const hostJson = JSON.parse(readFileSync(path.resolve(__dirname, "..", "..", "host.json"), "utf8")) as {
     logging: { applicationInsights: { samplingSettings: { isEnabled: boolean; excludedTypes: string } } };
-    extensions: { durableTask: { hubName: string; maxConcurrentActivityFunctions: number } };
+    extensions: { durableTask: { hubName: string; maxConcurrentActivityFunctions: number }; queues: { maxPollingInterval?: string } };
 };
 
 describe("host.json for production", () => {
@@ -15,6 +15,11 @@ describe("host.json for production", () => {
     it("never samples away traces: the transition and count lines ops counts must all reach Application Insights", () => {
         const excluded = hostJson.logging.applicationInsights.samplingSettings.excludedTypes.split(";");
         expect(excluded).toEqual(expect.arrayContaining(["Trace", "Exception", "Request"]));
+    });
+
+    it("polls its idle queues every 2 s at most, so a webhook's sweep request is picked up in seconds, not after the queue trigger's default back-off of up to a minute", () => {
+        const [hours, minutes, seconds] = (hostJson.extensions.queues.maxPollingInterval ?? "00:01:00").split(":").map(Number);
+        expect(hours! * 3600 + minutes! * 60 + seconds!).toBeLessThanOrEqual(2);
     });
 
     // Each activity has at most one Smartsheet call in flight, and the pacer holds the rest back.
