@@ -42,7 +42,7 @@ export const FIGURES = {
     sweepCalls50: { label: "routine sweep, 50-row intake sheet: Smartsheet calls", target: atMost(6), digits: 0 },
     approvalToDoneP50: { label: "webhooks: approval → done, p50 of 20, s", digits: 1 },
     approvalToDoneP95: { label: "webhooks: approval → done, p95 of 20, s", digits: 1 },
-    approvalToDoneP95Margin: { label: "webhooks: p95 ÷ (debounce + 1.5 × a job's own time)", target: atMost(1), digits: 2 },
+    approvalToDoneP95Margin: { label: "webhooks: p95 ÷ (debounce + 1.5 × one product's own time alone)", target: atMost(1), digits: 2 },
     approvalToDoneSweepsP50: { label: "sweeps alone (every 20 s): approval → done, p50, s", digits: 1 },
     approvalToDoneSweepsP95: { label: "sweeps alone (every 20 s): approval → done, p95, s", digits: 1 },
     webhookSweepCalls: { label: "webhook-driven sweep queuing one approval: Smartsheet calls", target: atMost(4), digits: 0 },

@@ -12,8 +12,12 @@ export const DEBOUNCE_MS = 2_000;
 export const SWEEP_INTERVAL_MS = 20_000;
 const SWEEP_SCHEDULE = `*/${SWEEP_INTERVAL_MS / 1000} * * * * *`;
 const APPROVALS = 20;
-/** The approvals fall at random moments within this window from the first possible one. */
-const APPROVAL_WINDOW_MS = 24_000;
+/**
+ * The approvals fall at random moments within this window: about one every six seconds, a
+ * product's own time apart, so that approval → done measures the path from approval to product
+ * rather than how fast one host drains a queue (the rate-limit scenarios measure that).
+ */
+const APPROVAL_WINDOW_MS = 120_000;
 const APPROVAL_SEED = 21;
 /** The keeper's steady state is measured over this many reaper runs. */
 const REAPER_RUNS = 3;
@@ -49,22 +53,23 @@ interface ApprovalRun {
  * webhook-driven sweep's calls and its product's, and the webhook keeper's calls per reaper run.
  *
  * Twenty requests are typed in unapproved, then approved one by one at seeded random moments over
- * 24 s — the same moments on both stacks, which run side by side. No sweep is fired by hand: on
+ * two minutes — the same moments on both stacks, which run side by side. No sweep is fired by hand: on
  * one stack Smartsheet's callbacks start the products, on the other the host's own timer fires
  * the routine sweep every 20 s (production's half hour). Approval → done runs from the answer to
  * the Approved write to the job row's `lastProgressAt` once it is done; a job's own time from its
  * row's `createdAt` (when the sweep that made it began) to the same; both read from the rows, all
  * on this machine's clock. Times are compressed as in the rate-limit scenarios (latencies, the
  * rate limit and the app's timings ÷ 4), the debounce further (60 s → 2 s), the sweep's timer
- * most (30 min → 20 s). Twenty products in 24 s share one host, so the jobs' own times stretch
- * well past one product's alone, and approval → done with them; the notes add approval → the
- * sweep that took it (what the webhooks shorten, whatever the load) and one product approved
- * alone afterwards.
+ * most (30 min → 20 s). The target (issue #21): p95 ≤ debounce + 1.5 × one product's own time,
+ * measured by one more product approved alone on the quiet webhook stack afterwards. The notes
+ * add approval → the start of the sweep that took it (what the webhooks shorten, whatever the
+ * load). An earlier version approved the twenty within 24 s: they queued behind each other on one
+ * host, and approval → done measured the host's drain rather than the path.
  *
- * It runs on request (`--only`), not in the whole bench: its forty products are CPU, not waiting.
+ * It runs on request (`--only`, about three minutes), not in the whole bench: its forty products are CPU, not waiting.
  * As a lane beside recovery it took the whole bench from 286 s to 331 s on two cores, and
  * recovery's thirteen stacks stretched the jobs' own times to 80 s (one product alone: 17 s); alone
- * it takes about 70 s, its two stacks side by side.
+ * it takes about 2½ minutes, its two stacks side by side.
  */
 export async function webhooks(storage: string): Promise<Measured> {
     // Both stacks end before either's failure is thrown: the run's Azurite stops after this scenario.
@@ -74,9 +79,11 @@ export async function webhooks(storage: string): Promise<Measured> {
     const [webhookPath, sweepsAlone] = [webhookOutcome.value, sweepsOutcome.value];
     const { run, sweep, maintenance, webhookSweepLines } = webhookPath;
     const ownSeconds = median(run.ownMs) / 1000;
+    const aloneOwnSeconds = sweep.ownMs / 1000;
     const p50 = percentile(run.approvalToDoneMs, 50) / 1000;
     const p95 = percentile(run.approvalToDoneMs, 95) / 1000;
-    const allowedSeconds = DEBOUNCE_MS / 1000 + 1.5 * ownSeconds;
+    // The issue's target: debounce + 1.5 × one product's own provisioning time, that product approved alone on the same stack.
+    const allowedSeconds = DEBOUNCE_MS / 1000 + 1.5 * aloneOwnSeconds;
     const sweepsP50 = percentile(sweepsAlone.approvalToDoneMs, 50) / 1000;
     const sweepsP95 = percentile(sweepsAlone.approvalToDoneMs, 95) / 1000;
     const maintenancePerSiteRun = maintenance.length / (SITES * REAPER_RUNS);
@@ -108,14 +115,13 @@ export async function webhooks(storage: string): Promise<Measured> {
         },
         notes: [
             `webhooks: ${APPROVALS} approvals at random moments over ${APPROVAL_WINDOW_MS / 1000} s, debounce ${DEBOUNCE_MS / 1000} s (Smartsheet: 60 s): ` +
-                `approval → done p50 ${p50.toFixed(1)} s, p95 ${p95.toFixed(1)} s; a job's own time (median) ${ownSeconds.toFixed(1)} s, ` +
-                `so the target is p95 ≤ ${DEBOUNCE_MS / 1000} + 1.5 × ${ownSeconds.toFixed(1)} = ${allowedSeconds.toFixed(1)} s`,
+                `approval → done p50 ${p50.toFixed(1)} s, p95 ${p95.toFixed(1)} s; one product's own time alone ${aloneOwnSeconds.toFixed(1)} s, ` +
+                `so the target is p95 ≤ ${DEBOUNCE_MS / 1000} + 1.5 × ${aloneOwnSeconds.toFixed(1)} = ${allowedSeconds.toFixed(1)} s (the jobs' own times in the run: median ${ownSeconds.toFixed(1)} s)`,
             `sweeps alone, the routine sweep every ${SWEEP_INTERVAL_MS / 1000} s (production: 30 min, ${(1800_000 / SWEEP_INTERVAL_MS).toFixed(0)}× as long): ` +
                 `approval → done p50 ${sweepsP50.toFixed(1)} s, p95 ${sweepsP95.toFixed(1)} s, the same moments`,
             `approval → start of the sweep that took it (the job row's createdAt; below 0 when a sweep under way read the row): webhooks p50 ${secondsText(percentile(run.approvalToJobMs, 50))}, p95 ${secondsText(percentile(run.approvalToJobMs, 95))}; ` +
                 `sweeps alone p50 ${secondsText(percentile(sweepsAlone.approvalToJobMs, 50))}, p95 ${secondsText(percentile(sweepsAlone.approvalToJobMs, 95))}`,
-            `one product approved alone on the same stack afterwards: approval → done ${(sweep.approvalToDoneMs / 1000).toFixed(1)} s, its own time ${(sweep.ownMs / 1000).toFixed(1)} s ` +
-                `(the jobs' own times above are longer: ${APPROVALS} products in ${APPROVAL_WINDOW_MS / 1000} s share one host)`,
+            `one product approved alone on the same stack afterwards: approval → done ${(sweep.approvalToDoneMs / 1000).toFixed(1)} s, its own time ${aloneOwnSeconds.toFixed(1)} s`,
             `one webhook-driven sweep queuing one approval: ${describeOperations(sweep.sweepCalls)}; its product ${sweep.productCalls.length} calls; ` +
                 `the app counted ${appSweepCalls.length} webhook-driven sweeps from the first approval on at ${range(appSweepCalls)} calls each`,
             `webhook keeper, ${REAPER_RUNS} reaper runs × ${SITES} site in steady state: ${maintenance.length} calls (${describeOperations(maintenance) || "none"})`,
