@@ -305,7 +305,7 @@ describe("the invariants of the webhook faults chaos draws since #21", () => {
         expect(webhookFindings((await audit({ ...input, webhooks })).findings)).toEqual([expect.stringMatching(/^\[invariantFailures\] intake webhook: the intake webhook is DISABLED_CALLBACK_FAILED at rest/)]);
     });
 
-    it("finds a forged callback answered anything but a refusal its webhook id allows, or a sweep asked for under a forged id; refusals (403 for the app's id too, regression chaos seed 26120404 schedule 142) and a host that was down pass", async () => {
+    it("finds a forged callback answered anything but a refusal its webhook id allows, or a sweep asked for under a forged id; refusals (403 for the app's id too, regression chaos seed 26120404 schedule 142) and a host that was down or stopping (regression chaos seed 26120405 schedule 22) pass", async () => {
         const { input, webhooks, makeWebhook } = await webhookWorld();
         const own = await makeWebhook(`Sheetwright intake default @ ${webhooks.callbackHost}`);
         const foreign = 900_000_123;
@@ -315,6 +315,9 @@ describe("the invariants of the webhook faults chaos draws since #21", () => {
             { webhookId: own, appsOwnId: true, status: null },
             // Regression chaos seed 26120404 schedule 142: just after a restart, or while Smartsheet has the webhook disabled, the receiver does not hold the app's id.
             { webhookId: own, appsOwnId: true, status: 403 },
+            // Regression chaos seed 26120405 schedule 22: forged while the host was being killed, the host itself answered 503.
+            { webhookId: own, appsOwnId: true, status: 503 },
+            { webhookId: foreign, appsOwnId: false, status: 503 },
         ];
         const askedBy = (id: number) => [{ source: "host 1 log", text: `webhook ${id}: site default's intake sheet changed; its sweep is asked for` }];
         // A genuine callback of the app's own webhook may ask for a sweep; the forgery with its id was refused.
@@ -327,9 +330,9 @@ describe("the invariants of the webhook faults chaos draws since #21", () => {
         ];
         const accepted = await audit({ ...input, webhooks: { ...webhooks, forged: [...refused, ...wrongAnswers] }, outputs: askedBy(foreign) });
         expect(webhookFindings(accepted.findings)).toEqual([
-            `[invariantFailures] forged callback: a callback forged for the app's webhook ${own} was answered 200, not 401 or 403: a sweep may have started from it`,
-            `[invariantFailures] forged callback: a callback forged for a foreign webhook ${foreign} was answered 400, not 403: a sweep may have started from it`,
-            `[invariantFailures] forged callback: a callback forged for a foreign webhook ${foreign} was answered 401, not 403: a sweep may have started from it`,
+            `[invariantFailures] forged callback: a callback forged for the app's webhook ${own} was answered 200, not 401 or 403 or 503: a sweep may have started from it`,
+            `[invariantFailures] forged callback: a callback forged for a foreign webhook ${foreign} was answered 400, not 403 or 503: a sweep may have started from it`,
+            `[invariantFailures] forged callback: a callback forged for a foreign webhook ${foreign} was answered 401, not 403 or 503: a sweep may have started from it`,
             `[invariantFailures] forged callback: host 1 log: a sweep was asked for by a forged callback: webhook ${foreign}: site default's intake sheet changed; its sweep is asked for`,
         ]);
     });
