@@ -11,7 +11,7 @@ import { isTerminal, type RuntimeStatus } from "./historyEvent";
 import { HistoryStore, type InstanceRecord } from "./historyStore";
 import { instanceIdProblem } from "./instanceId";
 import { entityRequestMessage, isEntityInstanceId, schedulerId, type EntityId } from "./entityMessages";
-import { currentSchedulerState, EntityRunner } from "./entityRunner";
+import { EntityRunner } from "./entityRunner";
 import { controlMessage } from "./messages";
 import { rewindEvent } from "./rewind";
 import { OrchestrationRunner, type DurableFunctionLookup } from "./orchestrationRunner";
@@ -299,13 +299,16 @@ export class DurableTaskEmulator {
         this.logger.host("debug", `Durable: signalled entity '${id}' with operation '${operation}'.`);
     }
 
-    /** The entity's state after its last committed batch; undefined when it does not exist. */
+    /**
+     * The entity's state after its last committed batch, from its Instances row as the extension
+     * reads it (and as `listEntities` does: the history is written first, so reading it would let a
+     * read and a list disagree for a moment); undefined when it does not exist.
+     */
     async readEntityState(entity: EntityId): Promise<{ state: string | undefined; lastOperationTime: Date } | undefined> {
-        const snapshot = await this.store.load(schedulerId(entity));
-        const scheduler = currentSchedulerState(snapshot.history);
-        if (!scheduler.exists) return undefined;
-        const last = snapshot.history[snapshot.history.length - 1];
-        return { state: scheduler.state, lastOperationTime: new Date(last?.Timestamp ?? 0) };
+        const record = await this.store.readRecord(schedulerId(entity));
+        const scheduler = currentSchedulerStateOfRecord(record?.input);
+        if (!record || !scheduler.exists) return undefined;
+        return { state: scheduler.state, lastOperationTime: record.lastUpdatedTime };
     }
 
     /** Existing entities (optionally of one name), in id order, a page at a time: the extension's DurableEntityStatus list. */

@@ -82,6 +82,18 @@ describe.concurrent("signals and reads from clients", () => {
         expect((await call("GET", instance())).status).toBe(404);
     });
 
+    it("regression CI stop 28 entity read after delete: a read and the list agree, both from the entity's Instances row (its history is written first)", async () => {
+        const key = uniqueName("agree");
+        await call("POST", entityUrl("counter", key, "?op=add"), 7);
+        await waitFor("the add", async () => (await counterState(key))?.value === 7);
+        // The moment between a delete's history commit and its Instances row: the row is what both must read.
+        const table = TableClient.fromConnectionString(connectionString, `${hub}Instances`, { allowInsecureConnection: true });
+        await table.updateEntity({ partitionKey: `@counter@${key}`, rowKey: "", Input: JSON.stringify({ exists: false, queue: [] }) }, "Merge");
+        expect((await call("GET", entityUrl("counter", key))).status).toBe(404);
+        const listed = await call("GET", `${host.url}${DURABLE}/entities/counter`);
+        expect(listed.json().map((e: { entityId: { key: string } }) => e.entityId.key)).not.toContain(key);
+    });
+
     it("keeps entities out of the orchestration instance list", async () => {
         const key = uniqueName("hidden");
         await call("POST", entityUrl("counter", key, "?op=add"), 1);
