@@ -68,17 +68,24 @@ export class ScheduleContext {
         return (await this.stack.simAdmin("GET", "state")) as SimView;
     }
 
+    /** The job row of an intake row, as the Jobs table holds it now; undefined when there is none (or storage did not answer). */
+    async job(rowId: number): Promise<Record<string, unknown> | undefined> {
+        return this.jobs.getEntity<Record<string, unknown>>(this.stack.settings.INTAKE_SHEET_ID!, String(rowId)).catch(() => undefined);
+    }
+
+    /** Every job row of the Jobs table (not its notices, claims or cursor). */
+    async jobRows(): Promise<Array<Record<string, unknown>>> {
+        const rows: Array<Record<string, unknown>> = [];
+        for await (const entity of this.jobs.listEntities<Record<string, unknown>>({ queryOptions: { filter: "kind eq 'job'" } })) rows.push(entity);
+        return rows;
+    }
+
     /** Waits (bounded) until the product's job row exists; a person acts on a job in flight. */
     async jobExists(product: number): Promise<boolean> {
         const deadline = Date.now() + JOB_WAIT_MS;
-        const rowKey = String(this.rowIds[product]);
         while (Date.now() < deadline) {
-            try {
-                await this.jobs.getEntity(this.stack.settings.INTAKE_SHEET_ID!, rowKey);
-                return true;
-            } catch {
-                await sleep(200);
-            }
+            if (await this.job(this.rowIds[product]!)) return true;
+            await sleep(200);
         }
         return false;
     }

@@ -212,7 +212,7 @@ function drawCallbackFaultRules(random: Random): CallbackFaultRule[] {
 
 /** A valid request, approved at rest to check the fast path alone; its code is the schedule's next. */
 function probeRequest(count: number, seed: number): ProductRequest {
-    return { code: `IND-${(seed % 9000) + 1000}-${count + 1}`, name: "Travel Mug", line: "Industrial", valid: true, typedAtRest: true };
+    return { code: productCode("Industrial", seed, count + 1), name: "Travel Mug", line: "Industrial", valid: true, typedAtRest: true };
 }
 
 /** Within the allowance mostly; beyond it (3–8 times) in one of four, where the app must warn with the figure. */
@@ -257,11 +257,16 @@ function drawFaultRules(random: Random): FaultRule[] {
     });
 }
 
+/** A schedule's product codes: the line's prefix, four digits of the seed, the request's number (1-based). */
+function productCode(line: (typeof LINES)[number], seed: number, number: number): string {
+    return `${line === "Industrial" ? "IND" : "CON"}-${(seed % 9000) + 1000}-${number}`;
+}
+
 function drawProducts(random: Random, count: number, seed: number): ProductRequest[] {
     const products: ProductRequest[] = [];
     for (let index = 0; index < count; index += 1) {
         const line = random.pick(LINES);
-        const code = `${line === "Industrial" ? "IND" : "CON"}-${(seed % 9000) + 1000}-${index + 1}`;
+        const code = productCode(line, seed, index + 1);
         const typedStatus = random.chance(0.05) ? random.pick(TYPED_STATUSES) : undefined;
         const request: ProductRequest = { code, name: random.pick(NAMES), line, valid: true, ...(typedStatus ? { typedStatus } : {}) };
         // The first request stays valid, so the people's actions always have a product to act on.

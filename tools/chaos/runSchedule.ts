@@ -1,6 +1,5 @@
 import { execFile } from "node:child_process";
 import path from "node:path";
-import { TableClient } from "@azure/data-tables";
 import { intakeWebhooks, perform, ScheduleContext, seedIntake, sleep, typeRequestsAtRest } from "./actions";
 import { audit, type ApprovalSnapshot, type AuditedOutput, type AuditResult } from "./auditor";
 import { APP_DIR, HarnessError } from "./hostProcess";
@@ -147,7 +146,6 @@ async function comeToRest(context: ScheduleContext, lateWritesBy: number): Promi
         await Promise.all([...sweepers.map((host) => host.fire("intakeSweep")), stack.host.fire("reaper")]).catch((error: Error) => context.note(`endgame fire failed: ${error.message}`));
         await sleep(700);
     }
-    const jobs = TableClient.fromConnectionString(stack.storageConnectionString, stack.jobsTable, { allowInsecureConnection: true });
     const deadline = Date.now() + SETTLE_DEADLINE_MS;
     let lastCallCount = -1;
     let quietSince = Date.now();
@@ -162,8 +160,7 @@ async function comeToRest(context: ScheduleContext, lateWritesBy: number): Promi
             lastCallCount = calls;
             quietSince = Date.now();
         }
-        const rows: Array<{ rowKey?: string; state?: unknown; parkAlerted?: unknown }> = [];
-        for await (const entity of jobs.listEntities({ queryOptions: { filter: "kind eq 'job'" } })) rows.push(entity);
+        const rows = await context.jobRows();
         // A parked job is at rest once ops has been told (by its worker, or by the reaper after the worker's window).
         const atRest = rows.every(
             (row) =>
@@ -222,15 +219,13 @@ async function waitForIntakeWebhook(context: ScheduleContext): Promise<void> {
  */
 async function approveAtRest(context: ScheduleContext): Promise<Array<{ rowId: number; jobAfterMs: number | null }>> {
     const { stack } = context;
-    const jobs = TableClient.fromConnectionString(stack.storageConnectionString, stack.jobsTable, { allowInsecureConnection: true });
     const typedAt = Date.now();
     const rowIds = await typeRequestsAtRest(context);
     const waited = new Map<number, number | null>(rowIds.map((rowId) => [rowId, null]));
     while (Date.now() - typedAt <= SAFETY_NET_INTERVAL_MS && [...waited.values()].includes(null)) {
         for (const rowId of rowIds) {
             if (waited.get(rowId) !== null) continue;
-            const job = await jobs.getEntity(stack.settings.INTAKE_SHEET_ID!, String(rowId)).catch(() => undefined);
-            if (job) waited.set(rowId, Date.now() - typedAt);
+            if (await context.job(rowId)) waited.set(rowId, Date.now() - typedAt);
         }
         await sleep(200);
     }
@@ -239,10 +234,7 @@ async function approveAtRest(context: ScheduleContext): Promise<Array<{ rowId: n
     while (Date.now() < deadline) {
         const states = await Promise.all(
             rowIds.map((rowId) =>
-                jobs.getEntity(stack.settings.INTAKE_SHEET_ID!, String(rowId)).then(
-                    (job) => (job.state === "parked" && job.parkAlerted !== true ? "parked, not yet alerted" : (job.state as string)),
-                    () => undefined,
-                ),
+                context.job(rowId).then((job) => (job?.state === "parked" && job.parkAlerted !== true ? "parked, not yet alerted" : (job?.state as string | undefined))),
             ),
         );
         if (states.every((state) => state === "done" || state === "rejected" || state === "parked")) break;
