@@ -42,12 +42,22 @@ export const apiErrors = {
             `The value for cell in column ${columnId}, ${describe(value)}, did not conform to the strict requirements for type ${type}.`,
             detail,
         ),
+    onePrimaryColumn: () => new ApiError(400, 1055, "One and only one column must be primary."),
     titlesNotUnique: () => new ApiError(400, 1056, "Column titles must be unique."),
     primaryMustBeText: () => new ApiError(400, 1057, "Primary columns must be of type TEXT_NUMBER."),
+    symbolNotSupported: (symbol: string, type: string) =>
+        new ApiError(400, 1058, `Column type of ${type} does not support symbol of type ${symbol}.`),
+    optionsWithSymbol: () => new ApiError(400, 1059, "Column options are not allowed when a symbol is specified."),
     optionsNotAllowed: (type: string) => new ApiError(400, 1060, `Column options are not allowed for column type ${type}.`),
     maxCountExceeded: (field: string) => new ApiError(400, 1061, `Max count exceeded for field ${field}.`),
     invalidParentId: (id: number) => new ApiError(400, 1063, `Invalid parentId: ${id}.`),
     invalidSiblingId: (id: number) => new ApiError(400, 1064, `Invalid siblingId: ${id}.`),
+    columnNotDeletable: () => new ApiError(400, 1065, "The column specified cannot be deleted."),
+    duplicateSystemColumnType: (systemColumnType: string) => new ApiError(400, 1077, `Duplicate system column type: ${systemColumnType}.`),
+    typeNotForSystemColumn: (type: string, systemColumnType: string) =>
+        new ApiError(400, 1079, `Column type ${type} is not supported for system column type ${systemColumnType}.`),
+    systemColumnsOnlyType: () => new ApiError(400, 1089, "The type specified is only used with System Columns."),
+    typeRequiredForChange: () => new ApiError(400, 1090, "Column.type is required when changing symbol, systemColumnType or options."),
     methodNotAllowed: (method: string) => new ApiError(405, 1122, `Requested URL does not support this method: ${method}.`),
     mixedRowLocations: () =>
         new ApiError(
@@ -58,6 +68,12 @@ export const apiErrors = {
     alreadyExists: () => new ApiError(400, 1129, "The resource you tried to create already exists."),
     valueAndObjectValue: (detail?: Record<string, unknown>) =>
         new ApiError(400, 1130, "One of cell.value or objectValue may be set, but not both.", detail),
+    titlesNotUniqueInRequest: () => new ApiError(400, 1133, "Column titles are not unique among input columns."),
+    duplicateSystemColumnTypeInRequest: () => new ApiError(400, 1134, "Duplicate system column type among input columns."),
+    indexDiffersInRequest: (index: number, firstIndex: number) =>
+        new ApiError(400, 1135, `Input column index ${index} is different from the first input column index ${firstIndex}.`),
+    projectSheetType: (type: string) =>
+        new ApiError(400, 1142, `Column type ${type} is reserved for project sheets and may not be manually set on a column.`),
     unsupportedOperation: (what: string) => new ApiError(400, 1146, `Unsupported operation: ${what}.`),
     formulaWithoutEquals: (detail?: Record<string, unknown>) =>
         new ApiError(400, 1162, "A formula must always start with an equal sign (=).", detail),

@@ -10,7 +10,10 @@ export const SIM_OPERATIONS = [
     "addRows",
     "updateRows",
     "deleteRows",
+    "getColumns",
+    "addColumn",
     "updateColumn",
+    "deleteColumn",
     "listCrossSheetReferences",
     "getCrossSheetReference",
     "createCrossSheetReference",
@@ -31,6 +34,7 @@ export type SimOperation = (typeof SIM_OPERATIONS)[number];
 const READ_OPERATIONS: ReadonlySet<SimOperation> = new Set<SimOperation>([
     "getFolderChildren",
     "getSheet",
+    "getColumns",
     "listCrossSheetReferences",
     "getCrossSheetReference",
     "getSummary",

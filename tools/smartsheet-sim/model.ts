@@ -15,6 +15,9 @@ export const COLUMN_TYPES = [
 ] as const;
 export type ColumnType = (typeof COLUMN_TYPES)[number];
 
+export const SYSTEM_COLUMN_TYPES = ["AUTO_NUMBER", "CREATED_BY", "CREATED_DATE", "MODIFIED_BY", "MODIFIED_DATE"] as const;
+export type SystemColumnType = (typeof SYSTEM_COLUMN_TYPES)[number];
+
 export type CellValue = string | number | boolean;
 
 export interface SimContainer {
@@ -36,9 +39,16 @@ export interface SimColumn {
     type: ColumnType;
     primary: boolean;
     options?: string[];
+    symbol?: string;
     /** A column formula: every cell of the column holds it. */
     formula?: string;
+    systemColumnType?: SystemColumnType;
+    description?: string;
     width: number;
+    validation?: boolean;
+    /** The API's tokens answer as the sheet's OWNER (accessLevel), for whom a locked column stays editable. */
+    locked?: boolean;
+    hidden?: boolean;
 }
 
 export interface SimCell {

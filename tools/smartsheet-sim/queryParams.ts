@@ -65,3 +65,19 @@ export function pageOf<T>(items: readonly T[], query: URLSearchParams): { pageNu
     const pageNumber = includeAll ? 1 : Math.min(requestedPage, totalPages);
     return { pageNumber, pageSize, totalPages, data: items.slice((pageNumber - 1) * pageSize, pageNumber * pageSize) };
 }
+
+/** An index endpoint's answer. With `includeAll` there is no page size: "Omitted if there is no limit to page size". */
+export function indexResult<T>(
+    items: readonly T[],
+    query: URLSearchParams,
+): { pageNumber: number; pageSize?: number; totalPages: number; totalCount: number; data: T[] } {
+    const page = pageOf(items, query);
+    const includeAll = boolParam(query, "includeAll") ?? false;
+    return {
+        pageNumber: page.pageNumber,
+        ...(includeAll ? {} : { pageSize: page.pageSize }),
+        totalPages: page.totalPages,
+        totalCount: items.length,
+        data: page.data,
+    };
+}

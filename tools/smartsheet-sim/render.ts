@@ -1,16 +1,24 @@
-import type { CellValue, ColumnType, SimCell, SimColumn, SimContainer, SimCrossSheetReference, SimRow, SimSheet, SimSummaryField } from "./model";
+import type { CellValue, ColumnType, SimCell, SimColumn, SimContainer, SimCrossSheetReference, SimRow, SimSheet, SimSummaryField, SystemColumnType } from "./model";
 
 /** The JSON shapes Smartsheet answers with. */
 export interface ApiColumn {
     id: number;
+    /** 0 for the plain types, 1 MULTI_CONTACT_LIST, 2 MULTI_PICKLIST. */
+    version: 0 | 1 | 2;
     index: number;
     title: string;
     type: ColumnType;
     primary?: true;
     options?: string[];
+    symbol?: string;
     formula?: string;
+    systemColumnType?: SystemColumnType;
     validation: boolean;
     width: number;
+    locked?: true;
+    lockedForUser?: false;
+    hidden?: true;
+    description?: string;
 }
 
 export interface ApiCell {
@@ -70,14 +78,20 @@ export function isoTime(ms: number): string {
 export function renderColumn(column: SimColumn, index: number): ApiColumn {
     return {
         id: column.id,
+        version: column.type === "MULTI_CONTACT_LIST" ? 1 : column.type === "MULTI_PICKLIST" ? 2 : 0,
         index,
         title: column.title,
         type: column.type,
         ...(column.primary ? { primary: true as const } : {}),
         ...(column.options ? { options: [...column.options] } : {}),
+        ...(column.symbol ? { symbol: column.symbol } : {}),
         ...(column.formula ? { formula: column.formula } : {}),
-        validation: false,
+        ...(column.systemColumnType ? { systemColumnType: column.systemColumnType } : {}),
+        validation: column.validation ?? false,
         width: column.width,
+        ...(column.locked ? { locked: true as const, lockedForUser: false as const } : {}),
+        ...(column.hidden ? { hidden: true as const } : {}),
+        ...(column.description ? { description: column.description } : {}),
     };
 }
 

@@ -1,4 +1,4 @@
-import { updateColumn } from "./columnRoutes";
+import { addColumn, deleteColumn, getColumns, updateColumn } from "./columnRoutes";
 import { createCrossSheetReference, getCrossSheetReference, listCrossSheetReferences } from "./crossSheetReferenceRoutes";
 import { createFolder, deleteFolder, getFolderChildren } from "./folderRoutes";
 import { addRows, deleteRows, updateRows } from "./rowRoutes";
@@ -32,7 +32,10 @@ const ROUTES: Route[] = [
     route("POST", "/sheets/:sheetId/rows", "addRows", addRows),
     route("PUT", "/sheets/:sheetId/rows", "updateRows", updateRows),
     route("DELETE", "/sheets/:sheetId/rows", "deleteRows", deleteRows),
+    route("GET", "/sheets/:sheetId/columns", "getColumns", getColumns),
+    route("POST", "/sheets/:sheetId/columns", "addColumn", addColumn),
     route("PUT", "/sheets/:sheetId/columns/:columnId", "updateColumn", updateColumn),
+    route("DELETE", "/sheets/:sheetId/columns/:columnId", "deleteColumn", deleteColumn),
     route("GET", "/sheets/:sheetId/crosssheetreferences", "listCrossSheetReferences", listCrossSheetReferences),
     route("POST", "/sheets/:sheetId/crosssheetreferences", "createCrossSheetReference", createCrossSheetReference),
     route("GET", "/sheets/:sheetId/crosssheetreferences/:crossSheetReferenceId", "getCrossSheetReference", getCrossSheetReference),
