@@ -59,6 +59,57 @@ describe("sheet summary fields", () => {
         expect((await api(sim, "PUT", fieldsPath(), [{ id: 1111111111111111, objectValue: 1 }])).status).toBe(404);
     });
 
+    it("deletes fields by ids and answers the ids deleted with the new version", async () => {
+        const { sim } = context;
+        const sheetId = templateSheetId(sim, "Document Register");
+        const [productCode, approved, owner] = (await api(sim, "GET", `sheets/${sheetId}/summary`)).body.fields;
+        const version = (await api(sim, "GET", `sheets/${sheetId}`)).body.version;
+        const response = await api(sim, "DELETE", `${fieldsPath()}?ids=${productCode.id},${owner.id}`);
+        expect(response.status).toBe(200);
+        expect(response.body).toEqual({ message: "SUCCESS", resultCode: 0, result: [productCode.id, owner.id], version: version + 1 });
+        const { fields } = (await api(sim, "GET", `sheets/${sheetId}/summary`)).body;
+        expect(fields.map((field: { id: number; index: number; title: string }) => [field.id, field.index, field.title])).toEqual([
+            [approved.id, 0, "Approved Documents"],
+        ]);
+    });
+
+    it("refuses an unknown id with 404 and deletes nothing, unless ignoreSummaryFieldsNotFound=true", async () => {
+        const { sim } = context;
+        const sheetId = templateSheetId(sim, "Document Register");
+        const [productCode] = (await api(sim, "GET", `sheets/${sheetId}/summary`)).body.fields;
+        const unknown = 1111111111111111;
+        const refused = await api(sim, "DELETE", `${fieldsPath()}?ids=${productCode.id},${unknown}`);
+        expect(refused).toMatchObject({ status: 404, body: { errorCode: 1006, message: "Not Found." } });
+        expect((await api(sim, "DELETE", `${fieldsPath()}?ids=${productCode.id},${unknown}&ignoreSummaryFieldsNotFound=false`)).status).toBe(404);
+        expect((await api(sim, "GET", `sheets/${sheetId}/summary`)).body.fields).toHaveLength(3);
+
+        const ignored = await api(sim, "DELETE", `${fieldsPath()}?ids=${productCode.id},${unknown}&ignoreSummaryFieldsNotFound=true`);
+        expect(ignored.status).toBe(200);
+        expect(ignored.body.result).toEqual([productCode.id]);
+        expect((await api(sim, "GET", `sheets/${sheetId}/summary`)).body.fields.map((field: { title: string }) => field.title)).toEqual(["Approved Documents", "Owner"]);
+    });
+
+    it("requires ids (400/1009) and answers 404 for a sheet that does not exist", async () => {
+        const { sim } = context;
+        expect((await api(sim, "DELETE", fieldsPath())).body).toMatchObject({
+            errorCode: 1009,
+            message: "A required parameter is missing from your request: ids.",
+        });
+        expect((await api(sim, "DELETE", `${fieldsPath()}?ids=abc`)).body.errorCode).toBe(1018);
+        expect((await api(sim, "DELETE", "sheets/1111111111111111/summary/fields?ids=1")).status).toBe(404);
+        expect(sim.core.calls().byOperation.deleteSummaryFields).toBe(3);
+    });
+
+    it("lets a fault aimed at deleteSummaryFields answer for it and delete nothing", async () => {
+        const { sim } = context;
+        const sheetId = templateSheetId(sim, "Document Register");
+        const [productCode] = (await api(sim, "GET", `sheets/${sheetId}/summary`)).body.fields;
+        sim.core.setFaults([{ op: "deleteSummaryFields", kind: "error4002" }]);
+        expect((await api(sim, "DELETE", `${fieldsPath()}?ids=${productCode.id}`)).body.errorCode).toBe(4002);
+        expect(sim.core.calls().log.at(-1)).toMatchObject({ op: "deleteSummaryFields", status: 500, fault: "error4002" });
+        expect((await api(sim, "GET", `sheets/${sheetId}/summary`)).body.fields).toHaveLength(3);
+    });
+
     it("flags hasSummaryFields on the sheet", async () => {
         const { sim } = context;
         expect((await api(sim, "GET", `sheets/${templateSheetId(sim, "Document Register")}`)).body.hasSummaryFields).toBe(true);

@@ -22,6 +22,7 @@ export const apiErrors = {
     notFound: () => new ApiError(404, 1006, "Not Found."),
     unparsable: (reason: string) =>
         new ApiError(400, 1008, `Unable to parse request. The following error occurred: ${reason}`),
+    missingParameter: (name: string) => new ApiError(400, 1009, `A required parameter is missing from your request: ${name}.`),
     missingAttribute: (name: string, detail?: Record<string, unknown>) =>
         new ApiError(400, 1012, `A required object attribute is missing from your request: ${name}.`, detail),
     invalidValue: (value: unknown, parameter: string, detail?: Record<string, unknown>) =>

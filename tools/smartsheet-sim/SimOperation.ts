@@ -21,6 +21,7 @@ export const SIM_OPERATIONS = [
     "getSummaryFields",
     "addSummaryFields",
     "updateSummaryFields",
+    "deleteSummaryFields",
     "listWebhooks",
     "getWebhook",
     "createWebhook",

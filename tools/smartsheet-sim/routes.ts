@@ -5,7 +5,7 @@ import { addRows, deleteRows, updateRows } from "./rowRoutes";
 import { copySheet, deleteSheet, getSheet, updateSheet } from "./sheetRoutes";
 import type { RouteHandler } from "./RouteContext";
 import type { SimOperation } from "./SimOperation";
-import { addSummaryFields, getSummary, getSummaryFields, updateSummaryFields } from "./summaryRoutes";
+import { addSummaryFields, deleteSummaryFields, getSummary, getSummaryFields, updateSummaryFields } from "./summaryRoutes";
 import { createWebhook, deleteWebhook, getWebhook, listWebhooks, resetSharedSecret, updateWebhook } from "./webhookRoutes";
 
 export interface Route {
@@ -43,6 +43,7 @@ const ROUTES: Route[] = [
     route("GET", "/sheets/:sheetId/summary/fields", "getSummaryFields", getSummaryFields),
     route("POST", "/sheets/:sheetId/summary/fields", "addSummaryFields", addSummaryFields),
     route("PUT", "/sheets/:sheetId/summary/fields", "updateSummaryFields", updateSummaryFields),
+    route("DELETE", "/sheets/:sheetId/summary/fields", "deleteSummaryFields", deleteSummaryFields),
     route("GET", "/webhooks", "listWebhooks", listWebhooks),
     route("POST", "/webhooks", "createWebhook", createWebhook),
     route("GET", "/webhooks/:webhookId", "getWebhook", getWebhook),

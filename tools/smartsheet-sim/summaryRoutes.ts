@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { apiErrors } from "./ApiError";
 import { JsonId, parseBody } from "./parseBody";
-import { boolParam, enumListParam, pageOf } from "./queryParams";
+import { boolParam, enumListParam, idListParam, pageOf } from "./queryParams";
 import { renderSummaryField, type ApiSummaryField } from "./render";
 import { success, type RouteContext } from "./RouteContext";
 import { COLUMN_TYPES, type SimSheet, type SimSummaryField } from "./model";
@@ -105,6 +105,22 @@ export function updateSummaryFields({ workspace, id, body }: RouteContext): unkn
         ),
         sheet.version,
     );
+}
+
+/** `DELETE …/summary/fields?ids=…[&ignoreSummaryFieldsNotFound=true]`: an unknown id is 404 unless ignored. */
+export function deleteSummaryFields({ workspace, id, query }: RouteContext): unknown {
+    const sheet = workspace.sheet(id("sheetId"));
+    const ids = idListParam(query, "ids");
+    if (!ids || ids.length === 0) throw apiErrors.missingParameter("ids");
+    const ignoreMissing = boolParam(query, "ignoreSummaryFieldsNotFound") ?? false;
+    const present = new Set(sheet.summaryFields.map((field) => field.id));
+    if (!ignoreMissing && ids.some((fieldId) => !present.has(fieldId))) throw apiErrors.notFound();
+    const doomed = new Set(ids.filter((fieldId) => present.has(fieldId)));
+    if (doomed.size > 0) {
+        sheet.summaryFields = sheet.summaryFields.filter((field) => !doomed.has(field.id));
+        workspace.touch(sheet);
+    }
+    return success([...doomed], sheet.version);
 }
 
 function fieldList(body: unknown): unknown[] {
