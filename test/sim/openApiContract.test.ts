@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { RunningSimulator } from "../../tools/smartsheet-sim";
-import { errorEnvelopeIssues, isListedError, REFERENCE_FILE, responseIssues } from "./openApiReference";
+import { errorEnvelopeIssues, isListedError, objectIssues, REFERENCE_FILE, responseIssues } from "./openApiReference";
 import { api, templateSheetId, useSimulator, type RawResponse } from "./simTestKit";
 
 const context = useSimulator();
@@ -22,12 +22,19 @@ function expectConforms(operation: string, response: RawResponse): void {
     expect(responseIssues(operation, response.body)).toEqual([]);
 }
 
+/** Each column answered, whole, against the reference's Column object. */
+function expectColumns(columns: unknown[]): void {
+    expect(columns.length).toBeGreaterThan(0);
+    for (const column of columns) expect(objectIssues("Column", column)).toEqual([]);
+}
+
 describe.skipIf(!REFERENCE_FILE)("answers as Smartsheet's OpenAPI description gives them", () => {
     it("the check itself finds a wrong type, an unknown enum value and an error not in the list", () => {
         expect(responseIssues("POST /sheets/{sheetId}/columns", { message: "SUCCESS", resultCode: 0, result: [{ id: "1", type: "TEXT" }] })).toHaveLength(2);
         expect(responseIssues("DELETE /sheets/{sheetId}/summary/fields", { message: "SUCCESS", resultCode: 0, result: [{ id: 1 }] })).toHaveLength(1);
         expect(responseIssues("GET /sheets/{sheetId}/columns", { pageNumber: "1", data: [] })).toHaveLength(1);
         expect(errorEnvelopeIssues({ errorCode: "1056", message: "x", refId: "a" })).toHaveLength(1);
+        expect(objectIssues("Column", { id: 1, version: 3, systemColumnType: "CREATED", locked: "yes" })).toHaveLength(3);
         expect(isListedError(400, 1058, "Column type of DATE does not support symbol of type STAR.")).toBe(true);
         expect(isListedError(404, 1056, "Column titles must be unique.")).toBe(false);
         expect(isListedError(400, 1056, "Column title is already in use.")).toBe(false);
@@ -41,31 +48,33 @@ describe.skipIf(!REFERENCE_FILE)("answers as Smartsheet's OpenAPI description gi
             { title: "Created", type: "DATETIME", systemColumnType: "CREATED_DATE", locked: true, hidden: true, description: "d", index: 6 },
         ]);
         expectConforms("GET /sheets/{sheetId}/columns", await api(sim, "GET", `${path}?pageSize=3&page=2`));
-        expectConforms("GET /sheets/{sheetId}/columns", await api(sim, "GET", `${path}?includeAll=true`));
+        const all = await api(sim, "GET", `${path}?includeAll=true`);
+        expectConforms("GET /sheets/{sheetId}/columns", all);
+        expectColumns(all.body.data);
     });
 
     it("POST /sheets/{sheetId}/columns, one column and several", async () => {
         const { sim } = context;
         const { path } = await intake(sim);
-        expectConforms("POST /sheets/{sheetId}/columns", await api(sim, "POST", path, { title: "One", type: "TEXT_NUMBER", index: 1 }));
-        expectConforms(
-            "POST /sheets/{sheetId}/columns",
-            await api(sim, "POST", path, [
-                { title: "Two", type: "MULTI_PICKLIST", options: ["x", "y"], index: 2 },
-                { title: "Three", type: "CHECKBOX", symbol: "STAR", formula: "=1", index: 2 },
-                { title: "Four", type: "CONTACT_LIST", systemColumnType: "MODIFIED_BY", width: 90, validation: true, index: 2 },
-            ]),
-        );
+        const one = await api(sim, "POST", path, { title: "One", type: "TEXT_NUMBER", index: 1 });
+        expectConforms("POST /sheets/{sheetId}/columns", one);
+        const several = await api(sim, "POST", path, [
+            { title: "Two", type: "MULTI_PICKLIST", options: ["x", "y"], index: 2 },
+            { title: "Three", type: "CHECKBOX", symbol: "STAR", formula: "=1", index: 2 },
+            { title: "Four", type: "CONTACT_LIST", systemColumnType: "MODIFIED_BY", width: 90, validation: true, index: 2 },
+        ]);
+        expectConforms("POST /sheets/{sheetId}/columns", several);
+        expectColumns([...one.body.result, ...several.body.result]);
     });
 
     it("PUT /sheets/{sheetId}/columns/{columnId}", async () => {
         const { sim } = context;
         const { path, columnId } = await intake(sim);
-        expectConforms(
-            "PUT /sheets/{sheetId}/columns/{columnId}",
-            await api(sim, "PUT", `${path}/${columnId("Status")}`, { title: "State", type: "PICKLIST", options: ["Open"], index: 0, locked: true }),
-        );
-        expectConforms("PUT /sheets/{sheetId}/columns/{columnId}", await api(sim, "PUT", `${path}/${columnId("Folder")}`, { formula: "=1" }));
+        const retyped = await api(sim, "PUT", `${path}/${columnId("Status")}`, { title: "State", type: "PICKLIST", options: ["Open"], index: 0, locked: true });
+        expectConforms("PUT /sheets/{sheetId}/columns/{columnId}", retyped);
+        const formula = await api(sim, "PUT", `${path}/${columnId("Folder")}`, { formula: "=1", description: "d", hidden: true });
+        expectConforms("PUT /sheets/{sheetId}/columns/{columnId}", formula);
+        expectColumns([retyped.body.result, formula.body.result]);
     });
 
     it("DELETE /sheets/{sheetId}/columns/{columnId}", async () => {

@@ -11,6 +11,7 @@ export const REFERENCE_FILE = findReference();
 
 interface Reference {
     operations: Record<string, { responses: Record<string, { schema?: unknown }> }>;
+    objects: Record<string, unknown>;
     errorCodes: Array<{ status: number; errorCode: number | string; message: string; alternatives?: string[] }>;
     errorEnvelope: unknown;
 }
@@ -40,6 +41,17 @@ export function responseIssues(operation: string, body: unknown): string[] {
     const schema = reference().operations[operation]?.responses["200"]?.schema;
     if (schema === undefined) throw new Error(`the reference has no 200 response for ${operation}`);
     return issuesOf(schema, body);
+}
+
+/**
+ * Where `value` breaks one of the reference's objects ("Column"). The operations' own response
+ * schemas are trimmed (the columns' list only id, index, title, type, options, validation, width),
+ * so the attributes past those are checked here.
+ */
+export function objectIssues(name: string, value: unknown): string[] {
+    const schema = reference().objects[name];
+    if (schema === undefined) throw new Error(`the reference has no object ${name}`);
+    return issuesOf(schema, value);
 }
 
 /** Where an error body breaks the error envelope the reference's operations declare (BulkItemFailure.error). */
