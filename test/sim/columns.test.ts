@@ -405,8 +405,6 @@ describe("DELETE /sheets/{id}/columns/{columnId}", () => {
             expect(row.cells.map((cell: { columnId: number }) => cell.columnId)).toEqual(after.map((column) => column.id));
         }
         expect(sheet.rows[0].cells[2]).toEqual({ columnId: byTitle("Approved").id, value: true });
-        const state = sim.core.state().sheets.find((candidate) => candidate.id === sheetId)!;
-        expect(state.rows.every((row) => row.cells.every((cell) => cell.columnId !== line))).toBe(true);
     });
 
     it("refuses to delete the primary column with 400/1065 and keeps it", async () => {
