@@ -370,6 +370,22 @@ describe("PUT /sheets/{id}/columns/{columnId}", () => {
         expectError(await api(sim, "PUT", `sheets/${sheetId}/columns/${change.id}`, { formula: "Document@row" }), 400, 1162);
     });
 
+    it("refuses writing a cell of a column-formula column (400/1302), in a new row or an existing one, and writes nothing", async () => {
+        const { sim } = context;
+        const { path, sheetId, byTitle } = await intakeColumns(sim);
+        const folder = byTitle("Folder").id;
+        await api(sim, "PUT", `${path}/${folder}`, { formula: "=[Product Code]@row" });
+        const rows = (await api(sim, "GET", `sheets/${sheetId}`)).body.rows;
+        const update = await api(sim, "PUT", `sheets/${sheetId}/rows`, [{ id: rows[0].id, cells: [{ columnId: folder, value: "x" }] }]);
+        expectError(update, 400, 1302, "Cannot edit column formula cells.");
+        expect(update.body.detail).toEqual({ index: 0, rowId: rows[0].id });
+        const add = await api(sim, "POST", `sheets/${sheetId}/rows`, [{ cells: [{ columnId: byTitle("Product Code").id, value: "IND-9" }, { columnId: folder, formula: "=1" }] }]);
+        expectError(add, 400, 1302);
+        const after = (await api(sim, "GET", `sheets/${sheetId}`)).body.rows;
+        expect(after).toHaveLength(rows.length);
+        expect(after[0].cells[5]).toEqual({ columnId: folder, formula: "=[Product Code]@row" });
+    });
+
     it("locks, describes and hides a column, and the owner's token still edits it", async () => {
         const { sim } = context;
         const { path, byTitle } = await intakeColumns(sim);

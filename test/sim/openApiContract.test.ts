@@ -1,6 +1,6 @@
 /**
  * The answers of the operations template convergence calls (getColumns, addColumn, updateColumn,
- * deleteColumn, deleteSummaryFields, updateSheet) against Smartsheet's OpenAPI description and its
+ * deleteColumn, deleteSummaryFields, updateSheet, and updateRows' 1302) against Smartsheet's OpenAPI description and its
  * Error Code List, read from the reference data beside the checkout (openApiReference.ts). Where
  * there is none, as on a fresh clone, this file is skipped, and says so.
  */
@@ -104,6 +104,8 @@ describe.skipIf(!REFERENCE_FILE)("answers as Smartsheet's OpenAPI description gi
         const column = (title: string) => `${path}/${columnId(title)}`;
         const text = (title: string, index = 1) => ({ title, type: "TEXT_NUMBER", index });
         expect((await api(sim, "POST", path, { title: "Serial", type: "TEXT_NUMBER", systemColumnType: "AUTO_NUMBER", index: 6 })).status).toBe(200);
+        expect((await api(sim, "PUT", column("Status"), { formula: "=1" })).status).toBe(200);
+        const firstRow = (await api(sim, "GET", `sheets/${sim.core.anchors.intakeSheetId}`)).body.rows[0].id;
         const requests: Array<[number, () => Promise<RawResponse>]> = [
             [1006, () => api(sim, "DELETE", `${path}/1111111111111111`)],
             [1009, () => api(sim, "DELETE", summary)],
@@ -131,6 +133,7 @@ describe.skipIf(!REFERENCE_FILE)("answers as Smartsheet's OpenAPI description gi
             [1135, () => api(sim, "POST", path, [text("T1", 1), text("T2", 2)])],
             [1142, () => api(sim, "POST", path, { ...text("T"), type: "PREDECESSOR" })],
             [1162, () => api(sim, "PUT", column("Folder"), { formula: "1+1" })],
+            [1302, () => api(sim, "PUT", `sheets/${sim.core.anchors.intakeSheetId}/rows`, [{ id: firstRow, cells: [{ columnId: columnId("Status"), value: "x" }] }])],
         ];
         for (const [errorCode, request] of requests) {
             const { status, body } = await request();

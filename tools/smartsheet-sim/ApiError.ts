@@ -89,6 +89,7 @@ export const apiErrors = {
         new ApiError(400, 1178, `The following combination of attributes is not allowed for this operation: ${names}.`),
     duplicateSummaryTitle: () => new ApiError(400, 1193, "Duplicate summary field title."),
     duplicateSummaryTitleInRequest: () => new ApiError(400, 1208, "Duplicate summary field title in request."),
+    columnFormulaCell: (detail?: Record<string, unknown>) => new ApiError(400, 1302, "Cannot edit column formula cells.", detail),
     scopeObjectNotFound: () => new ApiError(404, 1151, "Scope object not found."),
     urlMustBeHttps: () => new ApiError(400, 1152, "URL must have HTTPS."),
     webhookAppRevoked: () => new ApiError(403, 1153, "Webhook app revoked."),

@@ -192,6 +192,7 @@ function validateCells(sheet: SimSheet, cells: CellInput[], index: number, rowId
         if (!column) throw apiErrors.invalidColumnId(input.columnId, detail);
         if (seen.has(column.id)) throw apiErrors.duplicateColumnId(column.id, detail);
         seen.add(column.id);
+        if (column.formula) throw apiErrors.columnFormulaCell(detail);
 
         const hasValue = input.value !== undefined && input.value !== null;
         const hasObjectValue = input.objectValue !== undefined && input.objectValue !== null;
