@@ -38,6 +38,15 @@ export const Column = z.object({
     primary: z.boolean().optional(),
     formula: z.string().optional(),
     options: z.array(z.string()).optional(),
+    /** A CHECKBOX or PICKLIST column shown as symbols (`STAR`, `FLAG`, `HARVEY_BALLS`…). */
+    symbol: z.string().optional(),
+    /** A column Smartsheet fills itself: `AUTO_NUMBER`, `CREATED_BY`, `CREATED_DATE`, `MODIFIED_BY`, `MODIFIED_DATE`. */
+    systemColumnType: z.string().optional(),
+    description: z.string().optional(),
+    /** Smartsheet refuses a cell value its type does not allow. */
+    validation: z.boolean().optional(),
+    locked: z.boolean().optional(),
+    hidden: z.boolean().optional(),
 });
 export type Column = z.infer<typeof Column>;
 
@@ -95,6 +104,9 @@ export const SummaryField = z.object({
     objectValue: z.unknown().optional(),
     displayValue: z.string().optional(),
     formula: z.string().optional(),
+    /** A PICKLIST field's choices, and how they are shown. */
+    options: z.array(z.string()).optional(),
+    symbol: z.string().optional(),
 });
 export type SummaryField = z.infer<typeof SummaryField>;
 
