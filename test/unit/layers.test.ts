@@ -16,6 +16,7 @@ const LAYERS: string[][] = [
     ["shared/sites"],
     ["shared/orchestration", "shared/intakeRow"],
     ["shared/provisioning"],
+    ["shared/convergence"],
     ["shared/intake"],
     ["shared/recovery"],
     ["shared/webhooks"],
