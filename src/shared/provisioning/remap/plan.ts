@@ -112,7 +112,8 @@ export function copyOf(product: Pick<JobRow, "copies">, template: string): numbe
     return copy.sheetId;
 }
 
-function rewriterOf(renamed: ReadonlyMap<string, string>): (formula: string) => string {
+/** Rewrites every `{name}` of a formula that `renamed` maps to another reference name. */
+export function rewriterOf(renamed: ReadonlyMap<string, string>): (formula: string) => string {
     return (formula) => formula.replace(/\{([^{}]+)\}/g, (whole, name: string) => (renamed.has(name) ? `{${renamed.get(name)}}` : whole));
 }
 
