@@ -166,7 +166,11 @@ export const SmartsheetCalls = z.object({
 export type SmartsheetCalls = z.infer<typeof SmartsheetCalls>;
 
 export const ConvergencePlan = z.object({
-    /** Ordered by sheet, then column position, then field title. */
+    /**
+     * Ordered by sheet, then column position, then field title: the order to review them in. To
+     * carry them out, a sheet's column updates and deletions go before its additions (a rename
+     * frees the title a new column may take; `addColumn`'s index counts the deletions done).
+     */
     changes: z.array(ConvergenceChange),
     conflicts: z.array(ConvergenceConflict),
     removedFromTemplate: z.array(RemovedFromTemplate),
