@@ -1,3 +1,4 @@
+import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { freePort, HostProcess } from "@sheetwright/functions-host";
 import { afterEach, inject, type TestContext } from "vitest";
@@ -129,6 +130,20 @@ export async function waitFor<T>(
 /** What a test hands over so that its stack is stopped when it finishes: its context (`async (t) => …`), concurrent tests too. */
 export type OwnTest = Pick<TestContext, "onTestFinished">;
 
+const FAILED_LOGS_DIR = path.join(APP_DIR, "test-results", "e2e");
+const FAILED_LOG_TAIL = 60;
+
+/**
+ * A failed end-to-end test keeps its host's whole log in test-results/e2e/ and prints the end of
+ * it, so that a failure seen once (in CI, under load) can be read rather than guessed at.
+ */
+function keepHostLog(e2e: E2E, testName: string): void {
+    const file = path.join(FAILED_LOGS_DIR, `${testName.replace(/[^A-Za-z0-9]+/g, "-").slice(0, 80)}-${Date.now()}.log`);
+    mkdirSync(FAILED_LOGS_DIR, { recursive: true });
+    writeFileSync(file, e2e.host.logs.join("\n") + "\n");
+    console.error(`"${testName}" failed: its host's log (${e2e.host.logs.length} lines) is in ${path.relative(APP_DIR, file)}; the last ${FAILED_LOG_TAIL}:\n${e2e.host.logs.slice(-FAILED_LOG_TAIL).join("\n")}`);
+}
+
 /**
  * One stack per test, stopped after it together with whatever else the test deferred. In a
  * `describe.concurrent` block, give `start` and `defer` the test's context: the stop then hangs on
@@ -137,7 +152,8 @@ export type OwnTest = Pick<TestContext, "onTestFinished">;
 export function useE2E<O>(starter: (options?: O) => Promise<E2E>) {
     let current: E2E | undefined;
     const cleanups: Array<() => Promise<void>> = [];
-    afterEach(async () => {
+    afterEach(async (context) => {
+        if (current && context.task.result?.state === "fail") keepHostLog(current, context.task.name);
         await current?.stop();
         current = undefined;
         for (const cleanup of cleanups.splice(0)) await cleanup();
@@ -145,8 +161,12 @@ export function useE2E<O>(starter: (options?: O) => Promise<E2E>) {
     return {
         async start(options?: O, test?: OwnTest): Promise<E2E> {
             const started = await starter(options);
-            if (test) test.onTestFinished(() => started.stop());
-            else current = started;
+            if (test) {
+                test.onTestFinished(async (context) => {
+                    if (context.task.result?.state === "fail") keepHostLog(started, context.task.name);
+                    await started.stop();
+                });
+            } else current = started;
             return started;
         },
         defer(cleanup: () => Promise<void>, test?: OwnTest): void {
