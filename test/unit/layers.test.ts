@@ -15,7 +15,8 @@ const LAYERS: string[][] = [
     ["shared/jobs"],
     ["shared/sites"],
     ["shared/orchestration", "shared/intakeRow"],
-    ["shared/provisioning"],
+    // A template version's shape is recorded with its blueprint, built by the analysis.
+    ["shared/provisioning", "shared/convergence/TemplateShape.ts"],
     ["shared/convergence"],
     ["shared/intake"],
     ["shared/recovery"],

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { composeProductNames } from "../naming/productNames";
-import { referencesIn, type SheetRead } from "../provisioning/Blueprint";
+import { referencesIn, type SheetRead } from "../provisioning/sheetReads";
 import { PRODUCT_CODE_FIELD } from "../provisioning/templateRules";
 import type { Column, Sheet, SummaryField } from "../smartsheet/model";
 

@@ -1,10 +1,14 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
 import { isSmartsheetError } from "../smartsheet/errors";
-import type { FolderChild, Sheet, SummaryField } from "../smartsheet/model";
+import type { FolderChild, Sheet } from "../smartsheet/model";
 import type { SmartsheetPort } from "../smartsheet/SmartsheetPort";
+import { TemplateShape, shapeOfTemplate } from "../convergence/TemplateShape";
 import { NeedsPersonError } from "./errors";
+import { readSheetForAnalysis, referencesIn, type SheetRead } from "./sheetReads";
 import { isNamedLikeAProductSheet, isRemapped } from "./templateRules";
+
+export { readSheetForAnalysis, referencesIn, type SheetRead } from "./sheetReads";
 
 const Id = z.number().int().positive();
 
@@ -68,6 +72,12 @@ export const Blueprint = z.object({
      * template as it was before the edit. Blueprints stored before this was known count as settled.
      */
     settled: z.boolean().default(true),
+    /**
+     * The template version's shape (columns, summary fields, references of every sheet), built
+     * from the analysis's own reads: what convergence compares a product with. Blueprints stored
+     * before it was recorded have none.
+     */
+    shape: TemplateShape.optional(),
 });
 export type Blueprint = z.infer<typeof Blueprint>;
 
@@ -92,21 +102,6 @@ export function analysisSettles(templateSheets: readonly FolderChild[], readsFro
     return readsFrom.getTime() - clockSkewMs >= Math.max(...modified) + 1000;
 }
 
-export function referencesIn(formula: string): string[] {
-    return [...formula.matchAll(/\{([^{}]+)\}/g)].map((match) => match[1]!);
-}
-
-/** A sheet as the analysis reads it: with its cross-sheet references, and its summary fields. */
-export interface SheetRead {
-    sheet: Sheet;
-    summary: SummaryField[];
-}
-
-export async function readSheetForAnalysis(smartsheet: SmartsheetPort, sheetId: number): Promise<SheetRead> {
-    const sheet = await smartsheet.getSheet(sheetId, { include: ["crossSheetReferences"] });
-    const summary = sheet.hasSummaryFields === false ? [] : await smartsheet.getSummaryFields(sheetId);
-    return { sheet, summary };
-}
 
 /** Every template sheet as it is now, by template sheet id. */
 export async function readTemplateSheets(smartsheet: SmartsheetPort, templateSheets: readonly FolderChild[]): Promise<Map<number, SheetRead>> {
@@ -196,6 +191,7 @@ export function blueprintOf(
         ),
         outsideSheets,
         settled,
+        shape: shapeOfTemplate(templateSheets.map((listed) => reads.get(listed.id)!)),
     });
 }
 

@@ -1,4 +1,4 @@
-import { RestError, type TableClient } from "@azure/data-tables";
+import { odata, RestError, type TableClient } from "@azure/data-tables";
 import { Blueprint } from "./Blueprint";
 import { NeedsPersonError } from "./errors";
 
@@ -13,15 +13,27 @@ export class BlueprintStore {
 
     async get(version: string): Promise<Blueprint | undefined> {
         try {
-            const entity = await this.table.getEntity<Record<string, unknown>>(PARTITION, version);
-            const parts = Number(entity.parts);
-            let text = "";
-            for (let index = 0; index < parts; index++) text += String(entity[`part${index}`] ?? "");
-            return Blueprint.parse(JSON.parse(text));
+            return blueprintIn(await this.table.getEntity<Record<string, unknown>>(PARTITION, version));
         } catch (error) {
             if (error instanceof RestError && error.statusCode === 404) return undefined;
             throw error;
         }
+    }
+
+    /** Every stored blueprint, oldest first (by when it was built); a row that does not parse is named in `invalid`. */
+    async list(): Promise<{ found: Blueprint[]; invalid: Array<{ version: string; reason: string }> }> {
+        const found: Blueprint[] = [];
+        const invalid: Array<{ version: string; reason: string }> = [];
+        const entities = this.table.listEntities<Record<string, unknown>>({ queryOptions: { filter: odata`PartitionKey eq ${PARTITION}` } });
+        for await (const entity of entities) {
+            try {
+                found.push(blueprintIn(entity));
+            } catch (error) {
+                invalid.push({ version: String(entity.rowKey), reason: error instanceof Error ? error.message : String(error) });
+            }
+        }
+        found.sort((a, b) => (a.builtAt < b.builtAt ? -1 : a.builtAt > b.builtAt ? 1 : a.version < b.version ? -1 : 1));
+        return { found, invalid };
     }
 
     /**
@@ -32,9 +44,11 @@ export class BlueprintStore {
         const text = JSON.stringify(blueprint);
         const parts = Math.ceil(text.length / CHUNK);
         if (parts > MAX_CHUNKS) {
+            const shape = blueprint.shape ? JSON.stringify(blueprint.shape).length : 0;
             throw new NeedsPersonError(
-                `The template's blueprint is ${text.length} characters, more than a table row can hold; ` +
-                    `reduce the formulas that use cross-sheet references in the template.`,
+                `The template's blueprint (version ${blueprint.version}) is ${text.length} characters, ${shape} of them its shape ` +
+                    `(every sheet's columns and summary fields), more than a table row holds (${MAX_CHUNKS * CHUNK}); ` +
+                    `reduce the template's columns, summary fields or the formulas that use cross-sheet references.`,
             );
         }
         const entity: Record<string, unknown> & { partitionKey: string; rowKey: string } = {
@@ -56,4 +70,12 @@ export class BlueprintStore {
             if (!(error instanceof RestError && error.statusCode === 409)) throw error;
         }
     }
+}
+
+/** A blueprint row's parts joined and parsed. */
+function blueprintIn(entity: Record<string, unknown>): Blueprint {
+    const parts = Number(entity.parts);
+    let text = "";
+    for (let index = 0; index < parts; index++) text += String(entity[`part${index}`] ?? "");
+    return Blueprint.parse(JSON.parse(text));
 }

@@ -1,3 +1,4 @@
+import { shapeOfTemplate, type TemplateShape } from "../convergence/TemplateShape";
 import type { JobRow } from "../jobs/JobRow";
 import type { FolderChild } from "../smartsheet/model";
 import type { SmartsheetPort } from "../smartsheet/SmartsheetPort";
@@ -39,7 +40,14 @@ export async function analyseTemplate(
     const settled = analysisSettles(templateSheets, deps.now(), deps.timing.clockSkewMs);
     const reads = await readTemplateSheets(smartsheet, templateSheets);
     const known = await deps.blueprints.get(blueprintVersion(templateSheets));
-    if (known && (known.settled || !settled)) return { blueprint: known, reads };
+    if (known && (known.settled || !settled)) {
+        if (known.shape) return { blueprint: known, reads };
+        // Stored before shapes were recorded: these reads are of the same version, so they give it its shape.
+        const shaped = Blueprint.parse({ ...known, shape: shapeOfTemplate(templateSheets.map((listed) => reads.get(listed.id)!)) });
+        await deps.blueprints.save(shaped);
+        deps.log.info(`template ${known.version}: its shape recorded (${shaped.shape!.sheets.length} sheets)`);
+        return { blueprint: shaped, reads };
+    }
 
     const outsideSheets = await readOutsideSheets(smartsheet, outsideSheetIds(templateSheets, reads), templateSheets.map((listed) => listed.name));
     const blueprint = blueprintOf(templateFolderId, templateSheets, reads, outsideSheets, deps.now(), settled);
@@ -50,6 +58,20 @@ export async function analyseTemplate(
             (settled ? "" : "; the template was edited moments ago, so jobs accepted with this analysis remap from their own copies"),
     );
     return { blueprint, reads };
+}
+
+/**
+ * The blueprint of the template folder as it is now, with its shape: `prepareBlueprint`, and a
+ * full read of the template when its version was stored before shapes were recorded (once per
+ * version: the shape is stored with it).
+ */
+export async function prepareShapedBlueprint(deps: BlueprintDeps, smartsheet: SmartsheetPort, templateFolderId: number): Promise<Blueprint & { shape: TemplateShape }> {
+    const templateSheets = await listTemplateSheets(smartsheet, templateFolderId);
+    const known = await deps.blueprints.get(blueprintVersion(templateSheets));
+    const fresh = !known || (!known.settled && analysisSettles(templateSheets, deps.now(), deps.timing.clockSkewMs));
+    const blueprint = known?.shape && !fresh ? known : (await analyseTemplate(deps, smartsheet, templateFolderId, templateSheets)).blueprint;
+    if (!blueprint.shape) throw new Error(`template ${blueprint.version}: analysed without a shape; this is a bug`);
+    return { ...blueprint, shape: blueprint.shape };
 }
 
 /** The blueprint a job was accepted with; rebuilt from its site's template if it went missing. */
