@@ -1,7 +1,7 @@
 import * as df from "durable-functions";
 import { app } from "@azure/functions";
-import { jobsApiDeps } from "../shared/composition";
-import { getJob, listJobs, webhookHealthReport } from "../shared/recovery/jobsApi";
+import { convergeApiDeps, jobsApiDeps } from "../shared/composition";
+import { convergencePlan, convergenceVersions, getJob, listJobs, webhookHealthReport } from "../shared/recovery/jobsApi";
 import { orchestrationsOver } from "../shared/orchestration/Orchestrations";
 
 app.http("listJobs", {
@@ -30,4 +30,20 @@ app.http("webhookHealth", {
     methods: ["GET"],
     authLevel: "function",
     handler: async () => webhookHealthReport(await jobsApiDeps(), new Date()),
+});
+
+// Convergence, read-only: each product's plan to a template version (nothing is written to Smartsheet), and the products per version.
+app.http("convergencePlan", {
+    route: "converge/plan",
+    methods: ["GET"],
+    authLevel: "function",
+    handler: async (request, context) =>
+        convergencePlan(await convergeApiDeps(context), { to: request.query.get("to"), site: request.query.get("site"), product: request.query.get("product") }),
+});
+
+app.http("convergenceVersions", {
+    route: "converge/versions",
+    methods: ["GET"],
+    authLevel: "function",
+    handler: async (request, context) => convergenceVersions(await convergeApiDeps(context), { site: request.query.get("site") }),
 });

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { InvocationContext } from "@azure/functions";
 import type * as df from "durable-functions";
 import { loadConfig, timingOf, type Config } from "./config";
-import type { JobsApiDeps } from "./recovery/jobsApi";
+import type { ConvergeApiDeps, JobsApiDeps } from "./recovery/jobsApi";
 import { sitesFrom, type Sites } from "./sites/Sites";
 import { functionTimeoutMs } from "./hostTimeout";
 import { IntakeCursorStore } from "./intake/IntakeCursorStore";
@@ -172,6 +172,12 @@ async function ensureStorage(): Promise<void> {
 export async function jobsApiDeps(): Promise<JobsApiDeps> {
     await ensureStorage();
     return { jobs: shared!.jobs, sites: shared!.sites, webhookHealth: shared!.webhookHealth };
+}
+
+/** What the convergence routes read: the jobs API's, the stored blueprints, and the sites' Smartsheet clients (each token's shared budget). */
+export async function convergeApiDeps(context: InvocationContext): Promise<ConvergeApiDeps> {
+    const deps = await provisioningDeps(context);
+    return { ...deps, webhookHealth: shared!.webhookHealth };
 }
 
 type Level = keyof Logger;

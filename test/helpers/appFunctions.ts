@@ -4,6 +4,8 @@ export const APP_FUNCTIONS = [
     "beginAttempt",
     "completeJob",
     "confirmStalled",
+    "convergencePlan",
+    "convergenceVersions",
     "copyTemplateSheet",
     "ensureProductFolder",
     "enterStage",

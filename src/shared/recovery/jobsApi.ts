@@ -1,4 +1,7 @@
 import { z } from "zod";
+import { ConvergeInputError } from "../convergence/ConvergeInputError";
+import { ConvergePlanQuery, planProducts, type ConvergeDeps } from "../convergence/planProducts";
+import { TemplateVersionsQuery, templateVersions } from "../convergence/templateVersions";
 import type { WebhookHealth } from "../intake/WebhookHealth";
 import { ACTIVE_STATES, formatJobKey, JobState, parseJobKey, type JobRow } from "../jobs/JobRow";
 import { InvalidJobRowError, type InvalidJob, type JobStore, type StoredJob } from "../jobs/JobStore";
@@ -183,4 +186,45 @@ export async function webhookHealthReport(deps: JobsApiDeps, now: Date): Promise
             })),
         },
     };
+}
+
+/** What the convergence routes read besides the jobs API's: stored blueprints, and each site's Smartsheet. */
+export type ConvergeApiDeps = JobsApiDeps & ConvergeDeps;
+
+/** A query as typed, each parameter once: `to`, `site`, `product`. */
+type QueryText = Record<string, string | null>;
+
+/** The first problem of a query that does not parse, as `name: what is wrong`. */
+function queryProblem(error: z.ZodError): ApiResponse {
+    const issue = error.issues[0]!;
+    return problem(400, `${issue.path.join(".") || "query"}: ${issue.message}.`);
+}
+
+/**
+ * `GET /api/converge/plan?to=&site=&product=`: the convergence plan of each done product (of the
+ * site, or the one product, asked for) to the template version `to` (default: the template as it
+ * is now, analysed afresh), read-only: nothing is written to Smartsheet. 400 for a version, site
+ * or product that does not exist, naming those that do.
+ */
+export async function convergencePlan(deps: ConvergeApiDeps, query: QueryText): Promise<ApiResponse> {
+    const parsed = ConvergePlanQuery.safeParse(query);
+    if (!parsed.success) return queryProblem(parsed.error);
+    try {
+        return { status: 200, jsonBody: await planProducts(deps, parsed.data) };
+    } catch (error) {
+        if (error instanceof ConvergeInputError) return problem(400, error.message);
+        throw error;
+    }
+}
+
+/** `GET /api/converge/versions?site=`: per template version, the products on it (newest first), from the Jobs table. */
+export async function convergenceVersions(deps: ConvergeApiDeps, query: QueryText): Promise<ApiResponse> {
+    const parsed = TemplateVersionsQuery.safeParse(query);
+    if (!parsed.success) return queryProblem(parsed.error);
+    try {
+        return { status: 200, jsonBody: await templateVersions(deps, parsed.data) };
+    } catch (error) {
+        if (error instanceof ConvergeInputError) return problem(400, error.message);
+        throw error;
+    }
 }

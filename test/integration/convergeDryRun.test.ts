@@ -1,0 +1,284 @@
+import { describe, expect, it } from "vitest";
+import { ConvergeInputError } from "../../src/shared/convergence/ConvergeInputError";
+import { planProducts, type ConvergePlans } from "../../src/shared/convergence/planProducts";
+import { templateVersions } from "../../src/shared/convergence/templateVersions";
+import { shapeOfTemplate } from "../../src/shared/convergence/TemplateShape";
+import { sweepSite } from "../../src/shared/intake/intakeSweep";
+import { readTemplateSheets } from "../../src/shared/provisioning/Blueprint";
+import { listTemplateSheets } from "../../src/shared/provisioning/blueprintSource";
+import { convergencePlan, convergenceVersions } from "../../src/shared/recovery/jobsApi";
+import type { SimSheetState, SimState } from "../../tools/smartsheet-sim";
+import { approvedRequest, intakeSheet } from "../helpers/intakeSheet";
+import { useProvisioningHarness, type Harness } from "../helpers/provisioningHarness";
+import { runSteps } from "../helpers/runSteps";
+import { api } from "../sim/simTestKit";
+
+const FIXED_STATUS = '=IF(COUNTIF({Approvals Decision}, "Pending") > 0, "Awaiting approval", "All approved")';
+
+/**
+ * `converge --dry-run` over products provisioned before a template change, against the simulator
+ * and Azurite: each product's plan names every change, the customer's edit is a conflict, the
+ * calls are predicted, and nothing is written to Smartsheet.
+ */
+describe("the convergence plan of products provisioned before a template change (read-only)", () => {
+    const harness = useProvisioningHarness();
+
+    it("names each template change for every product, the customer-edited product's conflict and the predicted calls, writing nothing to Smartsheet", async () => {
+        const { sim } = harness.current;
+        const { codes, version } = await provisionFive(harness.current);
+        const edited = "IND-1043";
+        await changeTemplate(harness.current);
+        await customerEditsStatusFormula(harness.current, edited);
+
+        sim.core.resetCalls();
+        const plans = await planProducts(harness.current.deps, {});
+
+        expect(sim.core.calls().log.filter((call) => call.method !== "GET")).toEqual([]);
+        expect(plans.products.map((product) => product.productCode)).toEqual(codes);
+        expect(plans.targets).toHaveLength(1);
+        expect(plans.targets[0]!.version).not.toBe(version);
+        for (const product of plans.products) {
+            expect(product.from).toEqual({ version });
+            const changes = product.plan.changes.map((change) => `${change.kind} ${change.sheet}: ${"column" in change ? change.column.title : "field" in change ? change.field.title : "title" in change ? change.title : ""}`);
+            const status = product.productCode === edited ? [] : ["updateColumn Change Log: Approval Status"];
+            expect(changes).toEqual(["updateColumn Change Log: Approval Status", "addColumn Risk Register: Owner", "addSummaryField Specifications: Review Cycle"].filter((change) => !change.startsWith("updateColumn") || status.includes(change)));
+            expect(product.plan.calls.byOperation).toEqual(product.productCode === edited ? { addColumn: 1, addSummaryFields: 1 } : { addColumn: 1, addSummaryFields: 1, updateColumn: 1 });
+        }
+        const fixed = plans.products.find((product) => product.productCode === "IND-1042")!.plan.changes.find((change) => change.kind === "updateColumn")!;
+        expect(fixed).toMatchObject({ set: { formula: FIXED_STATUS.replace("{Approvals Decision}", "{IND-1042 Approvals Decision}") } });
+        const conflicts = plans.products.flatMap((product) => product.plan.conflicts.map((conflict) => ({ code: product.productCode, ...conflict })));
+        expect(conflicts).toEqual([
+            {
+                code: edited,
+                kind: "edited",
+                sheet: "Change Log",
+                column: "Approval Status",
+                position: 3,
+                aspect: "formula",
+                oldTemplate: { formula: `=IF(COUNTIF({${edited} Approvals Decision}, "Pending") > 0, "Awaiting approval", "Clear")` },
+                newTemplate: { formula: FIXED_STATUS.replace("{Approvals Decision}", `{${edited} Approvals Decision}`) },
+                product: { formula: `=IF(COUNTIF({${edited} Approvals Decision}, "Pending") > 0, "Waiting on approvals", "Clear")` },
+            },
+        ]);
+        expect(plans.total).toMatchObject({
+            products: 5,
+            changes: 14,
+            changesByKind: { addColumn: 5, addSummaryField: 5, updateColumn: 4 },
+            conflicts: 1,
+            productsWithConflicts: 1,
+            calls: { total: 14, byOperation: { addColumn: 5, addSummaryFields: 5, updateColumn: 4 } },
+        });
+        expect(plans.lines.at(-1)).toBe(
+            "total: 5 products, 14 changes (addColumn 5, addSummaryField 5, updateColumn 4), 1 conflict (1 product to park); " +
+                "calls: addColumn 5, addSummaryFields 5, updateColumn 4 (14 in all)",
+        );
+    });
+
+    it("gives the same plans when run twice, and reads each product's copies only: a folder listing, a sheet and its summary per copy", async () => {
+        const { sim } = harness.current;
+        await provisionFive(harness.current);
+        await changeTemplate(harness.current);
+        await customerEditsStatusFormula(harness.current, "IND-1043");
+
+        const first = await planProducts(harness.current.deps, {});
+        sim.core.resetCalls();
+        const second = await planProducts(harness.current.deps, {});
+
+        expect(second.lines).toEqual(first.lines);
+        expect(withoutReads(second)).toEqual(withoutReads(first));
+        // The template was analysed by the first run, and its shape stored: the second lists the folder once and reads no template sheet.
+        // A summary is read only where the sheet says it has one: the seeded copies' Document Register (the Product Code).
+        expect(sim.core.calls().byOperation).toEqual({ getFolderChildren: 1 + 5, getSheet: 5 * 7, getSummary: 5 });
+        expect(sim.core.calls().log.filter((call) => call.method !== "GET")).toEqual([]);
+        expect(second.readCalls.total).toBe(sim.core.calls().total);
+    });
+
+    it("plans to a stored version named with `to`: to the version the products are on, nothing to do", async () => {
+        const { version } = await provisionFive(harness.current);
+        await changeTemplate(harness.current);
+        await customerEditsStatusFormula(harness.current, "IND-1043");
+
+        const plans = await planProducts(harness.current.deps, { to: version });
+
+        expect(plans.targets).toEqual([expect.objectContaining({ version, source: "stored" })]);
+        expect(plans.products.map((product) => [product.productCode, product.plan.changes.length, product.plan.conflicts.length])).toEqual(
+            ["CON-2201", "IND-1042", "IND-1043", "IND-2001", "IND-2002"].map((code) => [code, 0, 0]),
+        );
+        expect(plans.lines.at(-1)).toBe("total: 5 products, 0 changes, 0 conflicts (0 products to park); calls: none");
+    });
+
+    it("refuses an unknown version, site or product with what exists, before any Smartsheet call, and the API answers 400 with the same", async () => {
+        const { sim, deps } = harness.current;
+        const { version } = await provisionFive(harness.current);
+        const { builtAt } = (await deps.blueprints.get(version))!;
+        sim.core.resetCalls();
+
+        await expect(planProducts(deps, { to: "0123456789abcdef0123" })).rejects.toThrow(
+            new ConvergeInputError(`There is no template version 0123456789abcdef0123; the stored ones are ${version} (built ${builtAt}).`),
+        );
+        await expect(planProducts(deps, { site: "globex" })).rejects.toThrow('There is no site "globex"; the sites are default.');
+        await expect(planProducts(deps, { product: "IND-9999" })).rejects.toThrow(
+            "There is no product IND-9999 in site default; its done products are CON-2201, IND-1042, IND-1043, IND-2001, IND-2002.",
+        );
+        expect(sim.core.calls().total).toBe(0);
+
+        expect(await convergencePlan(deps, { to: "latest", site: null, product: null })).toEqual({
+            status: 400,
+            jsonBody: { error: "to: a template version is 20 hexadecimal digits (0-9, a-f), as `versions` lists them." },
+        });
+        expect(await convergencePlan(deps, { to: null, site: "globex", product: null })).toEqual({
+            status: 400,
+            jsonBody: { error: 'There is no site "globex"; the sites are default.' },
+        });
+        const one = await convergencePlan(deps, { to: "", site: "default", product: "IND-1042" });
+        expect(one.status).toBe(200);
+        expect((one.jsonBody as ConvergePlans).products.map((product) => product.productCode)).toEqual(["IND-1042"]);
+        expect(sim.core.calls().log.filter((call) => call.method !== "GET")).toEqual([]);
+    });
+
+    it("plans a product whose version was stored without a shape from the oldest version with one, and says so", async () => {
+        const { deps } = harness.current;
+        const { version } = await provisionFive(harness.current);
+        const stored = (await deps.blueprints.get(version))!;
+        await deps.blueprints.save({ ...stored, shape: undefined });
+        expect((await deps.blueprints.get(version))!.shape).toBeUndefined();
+        await changeTemplate(harness.current);
+
+        const plans = await planProducts(deps, { product: "IND-1042" });
+
+        const target = plans.targets[0]!.version;
+        expect(plans.products[0]!.from).toMatchObject({ version: target, recorded: version });
+        expect(plans.lines).toContain(
+            `  note: its version ${version} was stored before versions recorded their shape: planned from the oldest version with a shape, ${target} ` +
+                "(the target itself: what the template changed before it cannot be told from a customer's edit, and is not planned)",
+        );
+    });
+});
+
+describe("template versions and their products", () => {
+    const harness = useProvisioningHarness();
+
+    it("records the template's shape with the version the sweep analyses, from the analysis's own reads", async () => {
+        const { deps, site } = harness.current;
+        await sweepSite(deps, site);
+        const listing = await listTemplateSheets(deps.smartsheet, site.templateFolderId);
+        const row = (await deps.jobs.require(deps.enqueued[0]!)).row;
+
+        const stored = (await deps.blueprints.get(row.blueprintVersion!))!;
+
+        expect(stored.shape).toEqual(shapeOfTemplate((await readTemplateSheets(deps.smartsheet, listing)).values()));
+        expect(stored.shape!.sheets.map((sheet) => sheet.name)).toEqual([...stored.sheets.map((sheet) => sheet.name)].sort());
+    });
+
+    it("records the shape of a version stored before shapes were, the first time a plan is made to it, and reads its template no more after", async () => {
+        const { deps, sim } = harness.current;
+        const { version } = await provisionFive(harness.current);
+        await deps.blueprints.save({ ...(await deps.blueprints.get(version))!, shape: undefined });
+        sim.core.resetCalls();
+
+        const first = await planProducts(deps, { product: "IND-1042" });
+        const templateReads = sim.core.calls().byOperation.getSheet ?? 0;
+        sim.core.resetCalls();
+        await planProducts(deps, { product: "IND-1042" });
+
+        expect(first.targets[0]!.version).toBe(version);
+        expect((await deps.blueprints.get(version))!.shape).toBeDefined();
+        // Its own version has a shape now: the product is planned from it, not from a stand-in.
+        expect(first.products[0]!.from).toEqual({ version });
+        expect(templateReads).toBe(7 + 7);
+        expect(sim.core.calls().byOperation.getSheet).toBe(7);
+        expect(sim.core.calls().log.filter((call) => call.method !== "GET")).toEqual([]);
+    });
+
+    it("refuses to store a blueprint too large for its table row, saying how much of it is the shape and what to reduce", async () => {
+        const { deps, site } = harness.current;
+        await sweepSite(deps, site);
+        const stored = (await deps.blueprints.get((await deps.jobs.require(deps.enqueued[0]!)).row.blueprintVersion!))!;
+        const wide = { ...stored.shape!.sheets[0]!, columns: Array.from({ length: 4000 }, (_, index) => ({ ...stored.shape!.sheets[0]!.columns[0]!, id: index + 1, index, title: `Column ${index}`, primary: false })) };
+
+        await expect(deps.blueprints.save({ ...stored, version: "ffffffffffffffffffff", shape: { sheets: [wide] } })).rejects.toThrow(
+            /^The template's blueprint \(version ffffffffffffffffffff\) is \d+ characters, \d+ of them its shape .* reduce the template's columns, summary fields/,
+        );
+        expect(await deps.blueprints.get("ffffffffffffffffffff")).toBeUndefined();
+    });
+
+    it("counts per version the products on it and the jobs provisioning from it, newest version first", async () => {
+        const { deps, sim } = harness.current;
+        const { version } = await provisionFive(harness.current);
+        await intakeSheet(harness.current).add([approvedRequest("IND-3001")]);
+        await changeTemplate(harness.current);
+        const plans = await planProducts(deps, {});
+        await sweepSite(deps, harness.current.site);
+        sim.core.resetCalls();
+
+        const versions = await templateVersions(deps, {});
+
+        expect(sim.core.calls().total).toBe(0);
+        expect(versions.versions.map(({ version: named, products, inProgress, shaped, sites }) => ({ named, products, inProgress, shaped, sites }))).toEqual([
+            { named: plans.targets[0]!.version, products: 0, inProgress: 1, shaped: true, sites: ["default"] },
+            { named: version, products: 5, inProgress: 0, shaped: true, sites: ["default"] },
+        ]);
+        expect(versions.unversioned).toEqual([]);
+        expect(await convergenceVersions(deps, { site: "globex" })).toEqual({ status: 400, jsonBody: { error: 'There is no site "globex"; the sites are default.' } });
+    });
+});
+
+function withoutReads(plans: ConvergePlans): Omit<ConvergePlans, "readCalls" | "targets"> & { targets: unknown[] } {
+    const { readCalls: _reads, targets, ...rest } = plans;
+    return { ...rest, targets: targets.map(({ source: _source, ...target }) => target) };
+}
+
+/** The three seeded requests and two more, provisioned to done: the version they are on. */
+async function provisionFive(current: Harness): Promise<{ codes: string[]; version: string }> {
+    const { deps, site } = current;
+    await intakeSheet(current).add([approvedRequest("IND-2001"), approvedRequest("IND-2002")]);
+    await sweepSite(deps, site);
+    for (const key of deps.enqueued) await runSteps(deps, key);
+    const rows = await Promise.all(deps.enqueued.map(async (key) => (await deps.jobs.require(key)).row));
+    expect(rows.map((row) => row.state)).toEqual(rows.map(() => "done"));
+    const versions = new Set(rows.map((row) => row.blueprintVersion));
+    expect(versions.size).toBe(1);
+    return { codes: rows.map((row) => row.productCode).sort(), version: [...versions][0]! };
+}
+
+/**
+ * The customer's template edit, through the simulator's REST API, a second after the products'
+ * analysis (Smartsheet's `modifiedAt` counts whole seconds): a column added to Risk Register, the
+ * Change Log's Approval Status formula fixed, a summary field added to Specifications.
+ */
+async function changeTemplate({ sim, deps }: Harness): Promise<void> {
+    await nextSecond();
+    const state = sim.core.state();
+    const riskRegister = templateSheet(state, "Risk Register");
+    const added = await api(sim, "POST", `sheets/${riskRegister.id}/columns`, { title: "Owner", type: "TEXT_NUMBER", index: riskRegister.columns.length });
+    expect(added.status).toBe(200);
+    const changeLog = templateSheet(state, "Change Log");
+    const fixed = await api(sim, "PUT", `sheets/${changeLog.id}/columns/${column(changeLog, "Approval Status")}`, { formula: FIXED_STATUS });
+    expect(fixed.status).toBe(200);
+    await deps.smartsheet.addSummaryFields(templateSheet(state, "Specifications").id, [{ title: "Review Cycle", type: "TEXT_NUMBER", objectValue: "Quarterly" }]);
+}
+
+/** A customer rewrites the Approval Status formula of one product's Change Log. */
+async function customerEditsStatusFormula({ sim }: Harness, code: string): Promise<void> {
+    const copy = sim.core.state().sheets.find((sheet) => sheet.name.startsWith(`${code} `) && sheet.name.endsWith(" - Change Log"))!;
+    const edited = await api(sim, "PUT", `sheets/${copy.id}/columns/${column(copy, "Approval Status")}`, {
+        formula: `=IF(COUNTIF({${code} Approvals Decision}, "Pending") > 0, "Waiting on approvals", "Clear")`,
+    });
+    expect(edited.status).toBe(200);
+}
+
+function templateSheet(state: SimState, name: string): SimSheetState {
+    const sheet = state.sheets.find((candidate) => candidate.folderId === state.templateFolderId && candidate.name === name);
+    if (!sheet) throw new Error(`no template sheet ${name}`);
+    return sheet;
+}
+
+function column(sheet: SimSheetState, title: string): number {
+    const found = sheet.columns.find((candidate) => candidate.title === title);
+    if (!found) throw new Error(`${sheet.name} has no column ${title}`);
+    return found.id;
+}
+
+function nextSecond(): Promise<void> {
+    return new Promise((resolve) => setTimeout(resolve, 1_050 - (Date.now() % 1_000)));
+}
