@@ -12,6 +12,7 @@ import { approvedRequest, intakeSheet } from "../helpers/intakeSheet";
 import { useProvisioningHarness, type Harness } from "../helpers/provisioningHarness";
 import { runSteps } from "../helpers/runSteps";
 import { api } from "../sim/simTestKit";
+import { ExitCode, runJobsCli } from "../../tools/jobs-cli/main";
 
 const FIXED_STATUS = '=IF(COUNTIF({Approvals Decision}, "Pending") > 0, "Awaiting approval", "All approved")';
 
@@ -136,6 +137,28 @@ describe("the convergence plan of products provisioned before a template change 
         expect(sim.core.calls().log.filter((call) => call.method !== "GET")).toEqual([]);
     });
 
+    it("the CLI prints the API's plan line by line and exits 0, twice the same; an unknown version exits 2 naming the stored ones", async () => {
+        const { sim } = harness.current;
+        const { version } = await provisionFive(harness.current);
+        await changeTemplate(harness.current);
+        await customerEditsStatusFormula(harness.current, "IND-1043");
+        sim.core.resetCalls();
+
+        const first = await cliOver(harness.current, ["converge", "--dry-run"]);
+        const second = await cliOver(harness.current, ["converge", "--dry-run"]);
+        const unknown = await cliOver(harness.current, ["converge", "--dry-run", "--to", "0123456789abcdef0123"]);
+
+        expect(first).toMatchObject({ code: ExitCode.ok, err: "" });
+        expect(second.out).toBe(first.out);
+        expect(first.out.split("\n")).toContain("  conflict: " + 'sheet "Change Log", column "Approval Status", formula: the template had formula ' +
+            '"=IF(COUNTIF({IND-1043 Approvals Decision}, \\"Pending\\") > 0, \\"Awaiting approval\\", \\"Clear\\")", now has formula ' +
+            '"=IF(COUNTIF({IND-1043 Approvals Decision}, \\"Pending\\") > 0, \\"Awaiting approval\\", \\"All approved\\")"; the product has formula ' +
+            '"=IF(COUNTIF({IND-1043 Approvals Decision}, \\"Pending\\") > 0, \\"Waiting on approvals\\", \\"Clear\\")"');
+        expect(unknown.code).toBe(ExitCode.usage);
+        expect(unknown.err).toMatch(new RegExp(`^There is no template version 0123456789abcdef0123; the stored ones are [0-9a-f]{20} \\(built .*\\), ${version} \\(built`));
+        expect(sim.core.calls().log.filter((call) => call.method !== "GET")).toEqual([]);
+    });
+
     it("plans a product whose version was stored without a shape from the oldest version with one, and says so", async () => {
         const { deps } = harness.current;
         const { version } = await provisionFive(harness.current);
@@ -222,6 +245,27 @@ describe("template versions and their products", () => {
         expect(await convergenceVersions(deps, { site: "globex" })).toEqual({ status: 400, jsonBody: { error: 'There is no site "globex"; the sites are default.' } });
     });
 });
+
+/** The jobs CLI with its requests answered by the jobs API's own handlers over the harness. */
+async function cliOver(current: Harness, args: string[]): Promise<{ code: number; out: string; err: string }> {
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await runJobsCli(args, {
+        out: (line) => out.push(line),
+        err: (line) => err.push(line),
+        env: { SHEETWRIGHT_URL: "http://127.0.0.1:7071", SHEETWRIGHT_KEY: "k" },
+        fetch: (async (url: string) => {
+            const request = new URL(url);
+            const query = (name: string) => request.searchParams.get(name);
+            const answer =
+                request.pathname === "/api/converge/plan"
+                    ? await convergencePlan(current.deps, { to: query("to"), site: query("site"), product: query("product") })
+                    : await convergenceVersions(current.deps, { site: query("site") });
+            return new Response(JSON.stringify(answer.jsonBody), { status: answer.status });
+        }) as typeof fetch,
+    });
+    return { code, out: out.join("\n"), err: err.join("\n") };
+}
 
 function withoutReads(plans: ConvergePlans): Omit<ConvergePlans, "readCalls" | "targets"> & { targets: unknown[] } {
     const { readCalls: _reads, targets, ...rest } = plans;

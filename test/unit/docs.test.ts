@@ -70,6 +70,10 @@ describe("docs/operations.md: the commands it gives ops", () => {
                     const body =
                         request.pathname === "/api/reconcile"
                             ? { checked: 0, transitions: [] }
+                            : request.pathname === "/api/converge/plan"
+                              ? { lines: ["total: 0 products, 0 changes, 0 conflicts (0 products to park); calls: none"] }
+                            : request.pathname === "/api/converge/versions"
+                              ? { versions: [], unversioned: [], invalidJobs: [] }
                             : request.pathname === "/api/webhooks/health"
                               ? { sites: [{ site: "acme", webhook: true, weeks: [{ week: "2026-W49", unannounced: 0 }] }] }
                             : request.pathname.endsWith("/unpark")

@@ -19,6 +19,10 @@ Commands:
   unpark <jobKey> [--by WHO] [--note T] resume a parked job at its stage
   reconcile                             write the terminal states that job rows missed, now
   health                                the webhook receiver's health: per site and week, rows the timer sweeps found that no webhook announced (healthy: 0)
+  converge --dry-run [--to VERSION] [--site NAME] [--product CODE]
+                                        each done product's plan to a template version (default: the template as it is now), and the total:
+                                        changes, conflicts, Smartsheet calls; reads Smartsheet, writes nothing to it
+  versions [--site NAME]                per template version, newest first, how many products are on it
 
 Options:
   --url URL        the app's base URL (default: $SHEETWRIGHT_URL, else http://127.0.0.1:7071)
@@ -71,6 +75,22 @@ const WebhookHealthReport = z.object({
     ),
 });
 
+const ConvergePlans = z.looseObject({ lines: z.array(z.string()) });
+const VersionCount = z.looseObject({
+    version: z.string(),
+    builtAt: z.string().optional(),
+    stored: z.boolean(),
+    shaped: z.boolean(),
+    sites: z.array(z.string()),
+    products: z.number(),
+    inProgress: z.number(),
+});
+const TemplateVersions = z.looseObject({
+    versions: z.array(VersionCount),
+    unversioned: z.array(z.object({ site: z.string(), products: z.number() })).default([]),
+    invalidJobs: z.array(z.object({ jobKey: z.string(), reason: z.string() })).default([]),
+});
+
 const ApiError = z.looseObject({ error: z.string() });
 
 export interface CliIo {
@@ -106,6 +126,9 @@ async function run(argv: string[], io: CliIo): Promise<number> {
                 site: { type: "string" },
                 by: { type: "string" },
                 note: { type: "string" },
+                "dry-run": { type: "boolean", default: false },
+                to: { type: "string" },
+                product: { type: "string" },
                 json: { type: "boolean", default: false },
                 "page-size": { type: "string" },
                 help: { type: "boolean", short: "h", default: false },
@@ -199,6 +222,34 @@ async function run(argv: string[], io: CliIo): Promise<number> {
             }
             return ExitCode.ok;
         }
+        case "converge": {
+            expectNoMore();
+            if (!values["dry-run"]) {
+                throw new UsageError("converge only plans so far: add --dry-run to see each product's plan (nothing is written to Smartsheet).");
+            }
+            const query = new URLSearchParams();
+            if (values.to !== undefined) query.set("to", values.to);
+            if (values.site !== undefined) query.set("site", values.site);
+            if (values.product !== undefined) query.set("product", values.product);
+            const answer = await api("GET", `converge/plan${query.size > 0 ? `?${query}` : ""}`);
+            if (answer.status !== 200) return failed(answer, io);
+            if (values.json) return printed(answer.body, io);
+            for (const line of ConvergePlans.parse(inertValue(answer.body)).lines) io.out(line);
+            return ExitCode.ok;
+        }
+        case "versions": {
+            expectNoMore();
+            const query = new URLSearchParams();
+            if (values.site !== undefined) query.set("site", values.site);
+            const answer = await api("GET", `converge/versions${query.size > 0 ? `?${query}` : ""}`);
+            if (answer.status !== 200) return failed(answer, io);
+            if (values.json) return printed(answer.body, io);
+            const report = TemplateVersions.parse(inertValue(answer.body));
+            io.out(versionsTable(report.versions));
+            for (const { site, products } of report.unversioned) io.out(`site ${site}: ${products} product${products === 1 ? "" : "s"} provisioned before versions were recorded (no version)`);
+            for (const bad of report.invalidJobs) io.err(`invalid row ${bad.jobKey}: ${bad.reason}`);
+            return ExitCode.ok;
+        }
         default:
             throw new UsageError(`Unknown command "${command}".`);
     }
@@ -263,6 +314,22 @@ function table(jobs: Array<z.infer<typeof Job>>): string {
             String(job.recoveries),
             job.lastProgressAt.replace("T", " ").slice(0, 19),
             clip(job.parkReason ?? job.rejectReason ?? "", 60),
+        ]),
+    ];
+    const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+    return rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join("  ").trimEnd()).join("\n");
+}
+
+function versionsTable(versions: Array<z.infer<typeof VersionCount>>): string {
+    const rows = [
+        ["VERSION", "BUILT", "SITES", "PRODUCTS", "IN PROGRESS", "SHAPE"],
+        ...versions.map((version) => [
+            version.version,
+            version.builtAt ? version.builtAt.replace("T", " ").slice(0, 19) : "(not stored)",
+            version.sites.join(","),
+            String(version.products),
+            String(version.inProgress),
+            version.shaped ? "recorded" : "none",
         ]),
     ];
     const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));

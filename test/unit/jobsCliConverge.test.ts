@@ -1,0 +1,82 @@
+import { describe, expect, it } from "vitest";
+import { ExitCode, runJobsCli } from "../../tools/jobs-cli/main";
+
+/** The CLI against a stand-in for the app's HTTP API: each request gets the next scripted answer. */
+async function cli(args: string[], answers: Array<{ status: number; body: unknown }>) {
+    const out: string[] = [];
+    const err: string[] = [];
+    const asked: string[] = [];
+    const code = await runJobsCli(args, {
+        out: (line) => out.push(line),
+        err: (line) => err.push(line),
+        env: { SHEETWRIGHT_URL: "http://127.0.0.1:7071", SHEETWRIGHT_KEY: "k" },
+        fetch: (async (url: string, init?: RequestInit) => {
+            const request = new URL(url);
+            asked.push(`${init?.method ?? "GET"} ${request.pathname}${request.search}`);
+            const answer = answers.shift();
+            if (!answer) throw new Error(`no answer scripted for ${url}`);
+            return new Response(JSON.stringify(answer.body), { status: answer.status });
+        }) as typeof fetch,
+    });
+    return { code, out: out.join("\n"), err: err.join("\n"), asked };
+}
+
+const VERSION = "0123456789abcdef0123";
+
+describe("the jobs CLI's converge --dry-run and versions", () => {
+    it("asks the plan route with the version, site and product given and prints the plan's lines as they came", async () => {
+        const lines = [`site acme: to template version ${VERSION} (stored, built 2026-12-01T10:00:00.000Z)`, "total: 0 products, 0 changes, 0 conflicts (0 products to park); calls: none"];
+        const { code, out, err, asked } = await cli(["converge", "--dry-run", "--to", VERSION, "--site", "acme", "--product", "IND-1042"], [{ status: 200, body: { lines, products: [] } }]);
+        expect({ code, err }).toEqual({ code: ExitCode.ok, err: "" });
+        expect(asked).toEqual([`GET /api/converge/plan?to=${VERSION}&site=acme&product=IND-1042`]);
+        expect(out).toBe(lines.join("\n"));
+    });
+
+    it("prints a customer's text in the plan inert: a formula with a line break stays on its line", async () => {
+        const { code, out } = await cli(["converge", "--dry-run"], [{ status: 200, body: { lines: ['  sheet "Risk Register": add column "Owner\nforged line" (TEXT_NUMBER) at 4'] } }]);
+        expect(code).toBe(ExitCode.ok);
+        expect(out.split("\n")).toHaveLength(1);
+    });
+
+    it("refuses converge without --dry-run, asking the app nothing", async () => {
+        const { code, err, asked } = await cli(["converge", "--to", VERSION], []);
+        expect(code).toBe(ExitCode.usage);
+        expect(err).toContain("converge only plans so far: add --dry-run");
+        expect(asked).toEqual([]);
+    });
+
+    it("exits 2 with the app's message when it refuses a version, site or product", async () => {
+        const error = `There is no template version ${VERSION}; the stored ones are fedcba9876543210fedc (built 2026-12-01T10:00:00.000Z).`;
+        const { code, out, err } = await cli(["converge", "--dry-run", "--to", VERSION], [{ status: 400, body: { error } }]);
+        expect({ code, out, err }).toEqual({ code: ExitCode.usage, out: "", err: error });
+    });
+
+    it("lists the versions as the app orders them, newest first, with what is not stored and the products without a version", async () => {
+        const { code, out, asked } = await cli(
+            ["versions", "--site", "acme"],
+            [
+                {
+                    status: 200,
+                    body: {
+                        versions: [
+                            { version: VERSION, builtAt: "2026-12-02T09:00:00.000Z", stored: true, shaped: true, sites: ["acme"], products: 0, inProgress: 2 },
+                            { version: "fedcba9876543210fedc", builtAt: "2026-11-01T09:00:00.000Z", stored: true, shaped: false, sites: ["acme"], products: 41, inProgress: 0 },
+                            { version: "aaaaaaaaaaaaaaaaaaaa", stored: false, shaped: false, sites: ["acme"], products: 3, inProgress: 0 },
+                        ],
+                        unversioned: [{ site: "acme", products: 7 }],
+                        invalidJobs: [],
+                    },
+                },
+            ],
+        );
+        expect(code).toBe(ExitCode.ok);
+        expect(asked).toEqual(["GET /api/converge/versions?site=acme"]);
+        expect(out.split("\n")).toEqual([
+            "VERSION               BUILT                SITES  PRODUCTS  IN PROGRESS  SHAPE",
+            `${VERSION}  2026-12-02 09:00:00  acme   0         2            recorded`,
+            "fedcba9876543210fedc  2026-11-01 09:00:00  acme   41        0            none",
+            "aaaaaaaaaaaaaaaaaaaa  (not stored)         acme   3         0            none",
+            "site acme: 7 products provisioned before versions were recorded (no version)",
+        ]);
+    });
+});
