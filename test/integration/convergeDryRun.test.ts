@@ -3,7 +3,7 @@ import { ConvergeInputError } from "../../src/shared/convergence/ConvergeInputEr
 import { planProducts, type ConvergePlans } from "../../src/shared/convergence/planProducts";
 import { templateVersions } from "../../src/shared/convergence/templateVersions";
 import { shapeOfTemplate } from "../../src/shared/convergence/TemplateShape";
-import { sweepSite } from "../../src/shared/intake/intakeSweep";
+import { sweepIntake, sweepSite } from "../../src/shared/intake/intakeSweep";
 import { readTemplateSheets } from "../../src/shared/provisioning/Blueprint";
 import { listTemplateSheets } from "../../src/shared/provisioning/blueprintSource";
 import { convergencePlan, convergenceVersions } from "../../src/shared/recovery/jobsApi";
@@ -266,6 +266,40 @@ async function cliOver(current: Harness, args: string[]): Promise<{ code: number
     });
     return { code, out: out.join("\n"), err: err.join("\n") };
 }
+
+describe("the convergence plan of two sites, each with its own template", () => {
+    const harness = useProvisioningHarness({ simulator: { sites: 2 } });
+
+    it("plans each site to its own template's version, and leaves out, or refuses, a site whose template a named version is not of", async () => {
+        const { deps, sim, sites } = harness.current;
+        await sweepIntake(deps);
+        for (const key of deps.enqueued) await runSteps(deps, key);
+        const versionOf = async (siteIndex: number) =>
+            (await deps.jobs.listByState(String(sites[siteIndex]!.intakeSheetId), "done")).found.map(({ row }) => row.blueprintVersion!)[0]!;
+        const [before, other] = [await versionOf(0), await versionOf(1)];
+        await nextSecond();
+        const riskRegister = templateSheet(sim.core.state(), "Risk Register");
+        expect((await api(sim, "POST", `sheets/${riskRegister.id}/columns`, { title: "Owner", type: "TEXT_NUMBER", index: riskRegister.columns.length })).status).toBe(200);
+
+        const all = await planProducts(deps, {});
+        const after = all.targets.find((target) => target.site === "demo")!.version;
+        const named = await planProducts(deps, { to: after });
+
+        expect(all.targets.map((target) => [target.site, target.version === before, target.version === other])).toEqual([
+            ["demo", false, false],
+            ["demo-2", false, true],
+        ]);
+        expect(all.products.map((product) => [product.site, product.plan.changes.map((change) => change.kind)])).toEqual([
+            ...Array(3).fill(["demo", ["addColumn"]]),
+            ...Array(3).fill(["demo-2", []]),
+        ]);
+        expect(named.sitesLeftOut).toEqual([{ site: "demo-2", reason: expect.stringContaining(`is not version ${after}'s`) }]);
+        expect(named.products.map((product) => product.site)).toEqual(["demo", "demo", "demo"]);
+        await expect(planProducts(deps, { to: after, site: "demo-2" })).rejects.toThrow(
+            `Template version ${after} is of template folder ${sites[0]!.templateFolderId}, which site demo-2 does not use; the stored ones are ${other} (built `,
+        );
+    });
+});
 
 function withoutReads(plans: ConvergePlans): Omit<ConvergePlans, "readCalls" | "targets"> & { targets: unknown[] } {
     const { readCalls: _reads, targets, ...rest } = plans;

@@ -143,9 +143,11 @@ export async function planProducts(deps: ConvergeDeps, query: ConvergePlanQuery)
             skipped.push({ site: site.name, jobKey, productCode: row.productCode, reason: `no stored version of template folder ${site.templateFolderId} has a shape to plan from` });
             continue;
         }
+        // Rows written before the template's sheet names were recorded name none: their copies were named from the version's sheets.
+        const templates = row.templates.length > 0 ? row.templates : from.shape.sheets.map((sheet) => sheet.name);
         let reads: SheetRead[];
         try {
-            reads = await readCopies(clients.get(site.name)!, row);
+            reads = await readCopies(clients.get(site.name)!, row, templates);
         } catch (error) {
             if (error instanceof ProductUnreadableError || (isSmartsheetError(error) && error.kind === "permanent")) {
                 skipped.push({ site: site.name, jobKey, productCode: row.productCode, reason: `its copies could not be read: ${(error as Error).message}` });
@@ -153,11 +155,14 @@ export async function planProducts(deps: ConvergeDeps, query: ConvergePlanQuery)
             }
             throw error;
         }
-        const product = shapeOfProduct({ productCode: row.productCode, productName: row.productName, templates: row.templates, reads });
+        const product = shapeOfProduct({ productCode: row.productCode, productName: row.productName, templates, reads });
         const plan = planConvergence({ from: from.shape, to: target.shape, product, productCode: row.productCode });
         const notes = [
             ...(from.instead ? [from.instead] : []),
-            ...(row.copiesAnalysed ? [`its copies were made while the template was being edited: version ${row.blueprintVersion} is the one it was accepted with`] : []),
+            ...(row.templates.length === 0 ? [`its row names no template sheets: its copies are looked for under the names version ${from.version}'s sheets give`] : []),
+            ...(row.copiesAnalysed || !row.blueprintSettled
+                ? [`its copies were made while the template was being edited: they may be of a later state than version ${row.blueprintVersion ?? "(none)"}, the one it was accepted with`]
+                : []),
         ];
         const { shape: _shape, ...fromNamed } = from;
         products.push({ site: site.name, jobKey, productCode: row.productCode, productName: row.productName, from: fromNamed, to: target.version, plan, notes });
@@ -273,9 +278,9 @@ class ProductUnreadableError extends Error {
 }
 
 /** The product's copies as provisioning named them: one listing of its folder, then `getSheet` and `getSummary` of each. */
-async function readCopies(smartsheet: SmartsheetPort, row: JobRow): Promise<SheetRead[]> {
+async function readCopies(smartsheet: SmartsheetPort, row: JobRow, templates: readonly string[]): Promise<SheetRead[]> {
     if (row.folderId === undefined) throw new ProductUnreadableError("its row records no product folder");
-    const names = new Set(Object.values(composeProductNames(row.productCode, row.productName, row.templates).sheets));
+    const names = new Set(Object.values(composeProductNames(row.productCode, row.productName, templates).sheets));
     const children = await smartsheet.listFolderChildren(row.folderId, ["sheets"]);
     const copies = children.filter((child) => names.has(child.name)).sort((a, b) => compareText(a.name, b.name) || a.id - b.id);
     const reads: SheetRead[] = [];
