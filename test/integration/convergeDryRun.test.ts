@@ -7,6 +7,8 @@ import { sweepIntake, sweepSite } from "../../src/shared/intake/intakeSweep";
 import { readTemplateSheets } from "../../src/shared/provisioning/Blueprint";
 import { listTemplateSheets } from "../../src/shared/provisioning/blueprintSource";
 import { convergencePlan, convergenceVersions } from "../../src/shared/recovery/jobsApi";
+import { sitesFrom } from "../../src/shared/sites/Sites";
+import { SdkSmartsheet } from "../../src/shared/smartsheet/SdkSmartsheet";
 import type { SimSheetState, SimState } from "../../tools/smartsheet-sim";
 import { approvedRequest, intakeSheet } from "../helpers/intakeSheet";
 import { useProvisioningHarness, type Harness } from "../helpers/provisioningHarness";
@@ -298,6 +300,24 @@ describe("the convergence plan of two sites, each with its own template", () => 
         await expect(planProducts(deps, { to: after, site: "demo-2" })).rejects.toThrow(
             `Template version ${after} is of template folder ${sites[0]!.templateFolderId}, which site demo-2 does not use; the stored ones are ${other} (built `,
         );
+    });
+
+    it("plans the other site's products when one site's token is refused, naming the site left out and why", async () => {
+        const { deps, sim, config } = harness.current;
+        await sweepIntake(deps);
+        for (const key of deps.enqueued) await runSteps(deps, key);
+        const revoked = sitesFrom(
+            config.sites.map((site) => (site.name === "demo" ? { ...site, token: "revoked-token" } : site)),
+            (accessToken) => new SdkSmartsheet({ accessToken, baseUrl: sim.baseUrl, callTimeoutMs: 2_000 }),
+        );
+
+        const plans = await planProducts({ ...deps, sites: revoked }, {});
+
+        expect(plans.sitesLeftOut).toEqual([{ site: "demo", reason: expect.stringMatching(/^its template folder \(\d+\) could not be analysed: .+/) }]);
+        expect(plans.targets.map((target) => target.site)).toEqual(["demo-2"]);
+        expect(plans.products.map((product) => [product.site, product.plan.changes.length])).toEqual(Array(3).fill(["demo-2", 0]));
+        expect(plans.lines[0]).toMatch(/^site demo-2: to template version [0-9a-f]{20} \(the template folder as it is now\)$/);
+        expect(plans.lines[1]).toMatch(/^site demo: left out, its template folder \(\d+\) could not be analysed: /);
     });
 });
 

@@ -7,7 +7,7 @@ import { prepareShapedBlueprint } from "../provisioning/blueprintSource";
 import type { ProvisioningDeps } from "../provisioning/ProvisioningDeps";
 import { readSheetForAnalysis, type SheetRead } from "../provisioning/sheetReads";
 import type { Site } from "../sites/Sites";
-import { isSmartsheetError } from "../smartsheet/errors";
+import { failureKind, type DeclaresFailureKind } from "../failures";
 import type { SmartsheetPort } from "../smartsheet/SmartsheetPort";
 import { ConvergeInputError } from "./ConvergeInputError";
 import { describeCalls, describePlan } from "./describePlan";
@@ -106,8 +106,13 @@ export async function planProducts(deps: ConvergeDeps, query: ConvergePlanQuery)
     const sites = sitesAsked(deps, query.site);
     const stored = await deps.blueprints.list();
     const asked = query.to === undefined ? undefined : storedTarget(stored.found, query.to, sites, query.site);
-    const sitesLeftOut = asked ? sites.filter((site) => site.templateFolderId !== asked.templateFolderId).map((site) => ({ site: site.name, reason: `its template folder (${site.templateFolderId}) is not version ${asked.version}'s (${asked.templateFolderId})` })) : [];
-    const planned = asked ? sites.filter((site) => site.templateFolderId === asked.templateFolderId) : sites;
+    const sitesLeftOut: ConvergePlans["sitesLeftOut"] = [];
+    for (const site of sites) {
+        if (asked && site.templateFolderId !== asked.templateFolderId) {
+            sitesLeftOut.push({ site: site.name, reason: `its template folder (${site.templateFolderId}) is not version ${asked.version}'s (${asked.templateFolderId})` });
+        }
+    }
+    let planned = asked ? sites.filter((site) => site.templateFolderId === asked.templateFolderId) : sites;
 
     const jobs: Array<{ site: Site; row: JobRow }> = [];
     const invalidJobs: InvalidJob[] = [];
@@ -126,17 +131,33 @@ export async function planProducts(deps: ConvergeDeps, query: ConvergePlanQuery)
     for (const site of planned) {
         let blueprint = asked;
         if (!blueprint) {
-            blueprint = analysed.get(site.templateFolderId) ?? (await prepareShapedBlueprint(deps, clients.get(site.name)!, site.templateFolderId));
+            try {
+                blueprint = analysed.get(site.templateFolderId) ?? (await prepareShapedBlueprint(deps, clients.get(site.name)!, site.templateFolderId));
+            } catch (error) {
+                // One site's template that cannot be read (its token refused, its folder gone, untidy) stops no other site's plans.
+                if (failureKind(error) === "bug") throw error;
+                sitesLeftOut.push({ site: site.name, reason: `its template folder (${site.templateFolderId}) could not be analysed: ${(error as Error).message}` });
+                continue;
+            }
             analysed.set(site.templateFolderId, blueprint);
         }
-        targets.set(site.name, { site: site.name, version: blueprint.version, templateFolderId: blueprint.templateFolderId, source: asked ? "stored" : "now", builtAt: blueprint.builtAt, shape: blueprint.shape });
+        targets.set(site.name, {
+            site: site.name,
+            version: blueprint.version,
+            templateFolderId: blueprint.templateFolderId,
+            source: asked ? "stored" : "now",
+            builtAt: blueprint.builtAt,
+            shape: blueprint.shape,
+        });
     }
+    planned = planned.filter((site) => targets.has(site.name));
     const blueprints = [...stored.found.filter((known) => ![...analysed.values()].some((fresh) => fresh.version === known.version)), ...analysed.values()];
 
     const products: ProductPlan[] = [];
     const skipped: SkippedProduct[] = [];
     for (const { site, row } of jobs) {
-        const target = targets.get(site.name)!;
+        const target = targets.get(site.name);
+        if (!target) continue;
         const jobKey = formatJobKey(keyOf(row));
         const from = fromVersion(row, site, blueprints, target.version);
         if (!from) {
@@ -149,11 +170,10 @@ export async function planProducts(deps: ConvergeDeps, query: ConvergePlanQuery)
         try {
             reads = await readCopies(clients.get(site.name)!, row, templates);
         } catch (error) {
-            if (error instanceof ProductUnreadableError || (isSmartsheetError(error) && error.kind === "permanent")) {
-                skipped.push({ site: site.name, jobKey, productCode: row.productCode, reason: `its copies could not be read: ${(error as Error).message}` });
-                continue;
-            }
-            throw error;
+            // A product whose folder is gone, or whose reads kept failing, is reported; the others are planned.
+            if (failureKind(error) === "bug") throw error;
+            skipped.push({ site: site.name, jobKey, productCode: row.productCode, reason: `its copies could not be read: ${(error as Error).message}` });
+            continue;
         }
         const product = shapeOfProduct({ productCode: row.productCode, productName: row.productName, templates, reads });
         const plan = planConvergence({ from: from.shape, to: target.shape, product, productCode: row.productCode });
@@ -178,7 +198,7 @@ export async function planProducts(deps: ConvergeDeps, query: ConvergePlanQuery)
         productsWithConflicts: products.filter(({ plan }) => plan.conflicts.length > 0).length,
         calls: sumCalls(products.map(({ plan }) => plan.calls)),
     };
-    const readCalls = sumCalls([...clients.values()].map((client) => ({ total: client.calls().total, byOperation: positive(client.calls().byOperation) })));
+    const readCalls = sumCalls([...clients.values()].map((client) => client.calls()).map(({ total, byOperation }) => ({ total, byOperation: positive(byOperation) })));
     const result = {
         targets: [...targets.values()].map(({ shape: _shape, ...target }) => target),
         sitesLeftOut,
@@ -270,7 +290,9 @@ function fromVersion(row: JobRow, site: Site, blueprints: readonly Blueprint[], 
     };
 }
 
-class ProductUnreadableError extends Error {
+class ProductUnreadableError extends Error implements DeclaresFailureKind {
+    readonly failureKind = "permanent" as const;
+
     constructor(message: string) {
         super(message);
         this.name = "ProductUnreadableError";
