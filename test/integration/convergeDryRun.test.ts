@@ -97,7 +97,7 @@ describe("the convergence plan of products provisioned before a template change 
     });
 
     it("plans to a stored version named with `to`: to the version the products are on, nothing to do", async () => {
-        const { version } = await provisionFive(harness.current);
+        const { version } = await provisionSeeded(harness.current);
         await changeTemplate(harness.current);
         await customerEditsStatusFormula(harness.current, "IND-1043");
 
@@ -105,14 +105,14 @@ describe("the convergence plan of products provisioned before a template change 
 
         expect(plans.targets).toEqual([expect.objectContaining({ version, source: "stored" })]);
         expect(plans.products.map((product) => [product.productCode, product.plan.changes.length, product.plan.conflicts.length])).toEqual(
-            ["CON-2201", "IND-1042", "IND-1043", "IND-2001", "IND-2002"].map((code) => [code, 0, 0]),
+            ["CON-2201", "IND-1042", "IND-1043"].map((code) => [code, 0, 0]),
         );
-        expect(plans.lines.at(-1)).toBe("total: 5 products, 0 changes, 0 conflicts (0 products to park); calls: none");
+        expect(plans.lines.at(-1)).toBe("total: 3 products, 0 changes, 0 conflicts (0 products to park); calls: none");
     });
 
     it("refuses an unknown version, site or product with what exists, before any Smartsheet call, and the API answers 400 with the same", async () => {
         const { sim, deps } = harness.current;
-        const { version } = await provisionFive(harness.current);
+        const { version } = await provisionSeeded(harness.current);
         const { builtAt } = (await deps.blueprints.get(version))!;
         sim.core.resetCalls();
 
@@ -121,7 +121,7 @@ describe("the convergence plan of products provisioned before a template change 
         );
         await expect(planProducts(deps, { site: "globex" })).rejects.toThrow('There is no site "globex"; the sites are default.');
         await expect(planProducts(deps, { product: "IND-9999" })).rejects.toThrow(
-            "There is no product IND-9999 in site default; its done products are CON-2201, IND-1042, IND-1043, IND-2001, IND-2002.",
+            "There is no product IND-9999 in site default; its done products are CON-2201, IND-1042, IND-1043.",
         );
         expect(sim.core.calls().total).toBe(0);
 
@@ -141,7 +141,7 @@ describe("the convergence plan of products provisioned before a template change 
 
     it("the CLI prints the API's plan line by line and exits 0, twice the same; an unknown version exits 2 naming the stored ones", async () => {
         const { sim } = harness.current;
-        const { version } = await provisionFive(harness.current);
+        const { version } = await provisionSeeded(harness.current);
         await changeTemplate(harness.current);
         await customerEditsStatusFormula(harness.current, "IND-1043");
         sim.core.resetCalls();
@@ -163,7 +163,7 @@ describe("the convergence plan of products provisioned before a template change 
 
     it("plans a product whose version was stored without a shape from the oldest version with one, and says so", async () => {
         const { deps } = harness.current;
-        const { version } = await provisionFive(harness.current);
+        const { version } = await provisionSeeded(harness.current);
         const stored = (await deps.blueprints.get(version))!;
         await deps.blueprints.save({ ...stored, shape: undefined });
         expect((await deps.blueprints.get(version))!.shape).toBeUndefined();
@@ -197,7 +197,7 @@ describe("template versions and their products", () => {
 
     it("records the shape of a version stored before shapes were, the first time a plan is made to it, and reads its template no more after", async () => {
         const { deps, sim } = harness.current;
-        const { version } = await provisionFive(harness.current);
+        const { version } = await provisionSeeded(harness.current);
         await deps.blueprints.save({ ...(await deps.blueprints.get(version))!, shape: undefined });
         sim.core.resetCalls();
 
@@ -229,7 +229,7 @@ describe("template versions and their products", () => {
 
     it("counts per version the products on it and the jobs provisioning from it, newest version first", async () => {
         const { deps, sim } = harness.current;
-        const { version } = await provisionFive(harness.current);
+        const { version } = await provisionSeeded(harness.current);
         await intakeSheet(harness.current).add([approvedRequest("IND-3001")]);
         await changeTemplate(harness.current);
         const plans = await planProducts(deps, {});
@@ -241,7 +241,7 @@ describe("template versions and their products", () => {
         expect(sim.core.calls().total).toBe(0);
         expect(versions.versions.map(({ version: named, products, inProgress, shaped, sites }) => ({ named, products, inProgress, shaped, sites }))).toEqual([
             { named: plans.targets[0]!.version, products: 0, inProgress: 1, shaped: true, sites: ["default"] },
-            { named: version, products: 5, inProgress: 0, shaped: true, sites: ["default"] },
+            { named: version, products: 3, inProgress: 0, shaped: true, sites: ["default"] },
         ]);
         expect(versions.unversioned).toEqual([]);
         expect(await convergenceVersions(deps, { site: "globex" })).toEqual({ status: 400, jsonBody: { error: 'There is no site "globex"; the sites are default.' } });
@@ -328,8 +328,13 @@ function withoutReads(plans: ConvergePlans): Omit<ConvergePlans, "readCalls" | "
 
 /** The three seeded requests and two more, provisioned to done: the version they are on. */
 async function provisionFive(current: Harness): Promise<{ codes: string[]; version: string }> {
-    const { deps, site } = current;
     await intakeSheet(current).add([approvedRequest("IND-2001"), approvedRequest("IND-2002")]);
+    return provisionSeeded(current);
+}
+
+/** The approved requests of the intake sheet (the three seeded, unless a test added more), provisioned to done: the version they are on. */
+async function provisionSeeded(current: Harness): Promise<{ codes: string[]; version: string }> {
+    const { deps, site } = current;
     await sweepSite(deps, site);
     for (const key of deps.enqueued) await runSteps(deps, key);
     const rows = await Promise.all(deps.enqueued.map(async (key) => (await deps.jobs.require(key)).row));
