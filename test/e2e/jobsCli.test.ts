@@ -59,7 +59,7 @@ async function jobs(e2e: E2E, ...args: string[]): Promise<{ code: number; out: s
 describe("sheetwright-jobs: the ops CLI over the app's HTTP API", { timeout: 120_000 }, () => {
     const stack = useE2E(startRecoveryE2E);
 
-    it("lists, shows, unparks and reconciles a job, with exit codes scripts can use", async () => {
+    it("lists, shows, unparks and reconciles a job, then plans its convergence read-only and counts it on its version, with exit codes scripts can use", async () => {
         const e2e = await stack.start({ only: [] });
         const key = await intake(e2e).add("IND-6001", "Coolant Pump", "Industrial");
         e2e.sim.core.configure({ nameLimit: 40 });
@@ -95,6 +95,21 @@ describe("sheetwright-jobs: the ops CLI over the app's HTTP API", { timeout: 120
         const reconciled = await jobs(e2e, "reconcile");
         expect(reconciled.code).toBe(ExitCode.ok);
         expect(reconciled.out).toMatch(/active jobs checked, 0 transitions$/);
+
+        // The done product against the unchanged template: its plan is empty, and nothing is written to Smartsheet.
+        e2e.sim.core.resetCalls();
+        const planned = await jobs(e2e, "converge", "--dry-run");
+        expect(planned.code).toBe(ExitCode.ok);
+        expect(planned.out).toMatch(/^site \S+: to template version [0-9a-f]{20} \(the template folder as it is now\)$/m);
+        expect(planned.out).toContain(`product IND-6001 (site `);
+        expect(planned.out).toMatch(/IND-6001 .*: from version [0-9a-f]{20}, 0 changes, 0 conflicts, up to date$/m);
+        expect(planned.out.split("\n").at(-1)).toBe("total: 1 product, 0 changes, 0 conflicts (0 products to park); calls: none");
+        expect(e2e.sim.core.calls().log.filter((call) => call.method !== "GET")).toEqual([]);
+        const unknown = await jobs(e2e, "converge", "--dry-run", "--product", "IND-9999");
+        expect(unknown).toMatchObject({ code: ExitCode.usage, err: expect.stringMatching(/^There is no product IND-9999 in site \S+; its done products are IND-6001\.$/) });
+        const versions = await jobs(e2e, "versions");
+        expect(versions.code).toBe(ExitCode.ok);
+        expect(versions.out.split("\n")).toEqual([expect.stringMatching(/^VERSION\s+BUILT\s+SITES\s+PRODUCTS\s+IN PROGRESS\s+SHAPE$/), expect.stringMatching(/^[0-9a-f]{20}\s+\S+ \S+\s+\S+\s+1\s+0\s+recorded$/)]);
     });
 
     it("regression #18.6 hostile text reaches a terminal raw: customer text prints inert, as typed, one line per job", async () => {
