@@ -226,7 +226,11 @@ function storedTarget(stored: readonly Blueprint[], version: string, sites: read
     const listed = (blueprints: readonly Blueprint[]) =>
         blueprints.length === 0
             ? "none is stored yet (the intake sweep stores each version it analyses; `converge --dry-run` without --to analyses the template as it is now)"
-            : `the stored ones are ${[...blueprints].reverse().map((known) => `${known.version} (built ${known.builtAt}${known.shape ? "" : ", no shape"})`).join(", ")}`;
+            : `the stored ones are ${[...blueprints]
+                  .reverse()
+                  .slice(0, 10)
+                  .map((known) => `${known.version} (built ${known.builtAt}${known.shape ? "" : ", no shape"})`)
+                  .join(", ")}${blueprints.length > 10 ? ` and ${blueprints.length - 10} older (npm run jobs -- versions)` : ""}`;
     const blueprint = stored.find((known) => known.version === version);
     if (!blueprint) throw new ConvergeInputError(`There is no template version ${version}; ${listed(ofSites)}.`);
     if (!folders.has(blueprint.templateFolderId)) {
