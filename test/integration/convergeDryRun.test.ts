@@ -195,6 +195,19 @@ describe("template versions and their products", () => {
         expect(stored.shape!.sheets.map((sheet) => sheet.name)).toEqual([...stored.sheets.map((sheet) => sheet.name)].sort());
     });
 
+    it("finds the copies of a product whose row names no template sheets under the names its version's sheets give, and says so", async () => {
+        const { deps, table } = harness.current;
+        const { version } = await provisionSeeded(harness.current);
+        const key = deps.enqueued[0]!;
+        await table.updateEntity({ partitionKey: key.pk, rowKey: key.rk, templates: "[]" }, "Merge");
+        const code = (await deps.jobs.require(key)).row.productCode;
+
+        const plans = await planProducts(deps, { product: code });
+
+        expect(plans.products.map((product) => [product.productCode, product.plan.changes.length, product.plan.conflicts.length])).toEqual([[code, 0, 0]]);
+        expect(plans.lines).toContain(`  note: its row names no template sheets: its copies are looked for under the names version ${version}'s sheets give`);
+    });
+
     it("records the shape of a version stored before shapes were, the first time a plan is made to it, and reads its template no more after", async () => {
         const { deps, sim } = harness.current;
         const { version } = await provisionSeeded(harness.current);
