@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConvergeInputError } from "../../src/shared/convergence/ConvergeInputError";
 import { planProducts, type ConvergePlans } from "../../src/shared/convergence/planProducts";
 import { templateVersions } from "../../src/shared/convergence/templateVersions";
@@ -10,13 +10,16 @@ import { convergencePlan, convergenceVersions } from "../../src/shared/recovery/
 import { sitesFrom } from "../../src/shared/sites/Sites";
 import { SdkSmartsheet } from "../../src/shared/smartsheet/SdkSmartsheet";
 import type { SimSheetState, SimState } from "../../tools/smartsheet-sim";
+import { intakeRow } from "../helpers/inspectProduct";
 import { approvedRequest, intakeSheet } from "../helpers/intakeSheet";
-import { useProvisioningHarness, type Harness } from "../helpers/provisioningHarness";
+import { startProvisioningHarness, type Harness, type HarnessOptions } from "../helpers/provisioningHarness";
 import { runSteps } from "../helpers/runSteps";
 import { api } from "../sim/simTestKit";
 import { ExitCode, runJobsCli } from "../../tools/jobs-cli/main";
 
 const FIXED_STATUS = '=IF(COUNTIF({Approvals Decision}, "Pending") > 0, "Awaiting approval", "All approved")';
+/** The product whose customer rewrote its Change Log's Approval Status formula. */
+const EDITED = "IND-1043";
 
 /**
  * `converge --dry-run` over products provisioned before a template change, against the simulator
@@ -24,17 +27,24 @@ const FIXED_STATUS = '=IF(COUNTIF({Approvals Decision}, "Pending") > 0, "Awaitin
  * calls are predicted, and nothing is written to Smartsheet.
  */
 describe("the convergence plan of products provisioned before a template change (read-only)", () => {
-    const harness = useProvisioningHarness();
+    // One world for every test here: IND-1042 and IND-1043 provisioned (CON-2201's request taken back: a product as
+    // the template has it and one its customer edited are all these claims need), then the template changed once,
+    // IND-1043's Change Log edited by its customer, and the change analysed by a first dry run, which stored its version.
+    const world = sharedWorld({}, async (current) => {
+        await withdrawRequests(current, ["CON-2201"]);
+        const provisioned = await provisionSeeded(current);
+        await changeTemplate(current);
+        await customerEditsStatusFormula(current, EDITED);
+        const analysed = await planProducts(current.deps, {});
+        return { ...provisioned, analysed };
+    });
 
     it("names each template change for every product, the customer-edited product's conflict and the predicted calls, writing nothing to Smartsheet", async () => {
-        const { sim } = harness.current;
-        const { codes, version } = await provisionFive(harness.current);
-        const edited = "IND-1043";
-        await changeTemplate(harness.current);
-        await customerEditsStatusFormula(harness.current, edited);
+        const { sim, deps, codes, version } = world.current;
+        const edited = EDITED;
 
         sim.core.resetCalls();
-        const plans = await planProducts(harness.current.deps, {});
+        const plans = await planProducts(deps, {});
 
         expect(sim.core.calls().log.filter((call) => call.method !== "GET")).toEqual([]);
         expect(plans.products.map((product) => product.productCode)).toEqual(codes);
@@ -64,65 +74,57 @@ describe("the convergence plan of products provisioned before a template change 
             },
         ]);
         expect(plans.total).toMatchObject({
-            products: 5,
-            changes: 14,
-            changesByKind: { addColumn: 5, addSummaryField: 5, updateColumn: 4 },
+            products: 2,
+            changes: 5,
+            changesByKind: { addColumn: 2, addSummaryField: 2, updateColumn: 1 },
             conflicts: 1,
             productsWithConflicts: 1,
-            calls: { total: 14, byOperation: { addColumn: 5, addSummaryFields: 5, updateColumn: 4 } },
+            calls: { total: 5, byOperation: { addColumn: 2, addSummaryFields: 2, updateColumn: 1 } },
         });
         expect(plans.lines.at(-1)).toBe(
-            "total: 5 products, 14 changes (addColumn 5, addSummaryField 5, updateColumn 4), 1 conflict (1 product to park); " +
-                "calls: addColumn 5, addSummaryFields 5, updateColumn 4 (14 in all)",
+            "total: 2 products, 5 changes (addColumn 2, addSummaryField 2, updateColumn 1), 1 conflict (1 product to park); " +
+                "calls: addColumn 2, addSummaryFields 2, updateColumn 1 (5 in all)",
         );
     });
 
     it("gives the same plans when run twice, and reads each product's copies only: a folder listing, a sheet and its summary per copy", async () => {
-        const { sim } = harness.current;
-        await provisionFive(harness.current);
-        await changeTemplate(harness.current);
-        await customerEditsStatusFormula(harness.current, "IND-1043");
+        const { sim, deps, analysed: first } = world.current;
 
-        const first = await planProducts(harness.current.deps, {});
         sim.core.resetCalls();
-        const second = await planProducts(harness.current.deps, {});
+        const second = await planProducts(deps, {});
 
         expect(second.lines).toEqual(first.lines);
         expect(withoutReads(second)).toEqual(withoutReads(first));
-        // The template was analysed by the first run, and its shape stored: the second lists the folder once and reads no template sheet.
+        // The template was analysed by the world's first run, and its shape stored: the second lists the folder once and reads no template sheet.
         // A summary is read only where the sheet says it has one: the seeded copies' Document Register (the Product Code).
-        expect(sim.core.calls().byOperation).toEqual({ getFolderChildren: 1 + 5, getSheet: 5 * 7, getSummary: 5 });
+        expect(sim.core.calls().byOperation).toEqual({ getFolderChildren: 1 + 2, getSheet: 2 * 7, getSummary: 2 });
         expect(sim.core.calls().log.filter((call) => call.method !== "GET")).toEqual([]);
         expect(second.readCalls.total).toBe(sim.core.calls().total);
     });
 
     it("plans to a stored version named with `to`: to the version the products are on, nothing to do", async () => {
-        const { version } = await provisionSeeded(harness.current);
-        await changeTemplate(harness.current);
-        await customerEditsStatusFormula(harness.current, "IND-1043");
+        const { deps, version } = world.current;
 
-        const plans = await planProducts(harness.current.deps, { to: version });
+        const plans = await planProducts(deps, { to: version });
 
         expect(plans.targets).toEqual([expect.objectContaining({ version, source: "stored" })]);
         expect(plans.products.map((product) => [product.productCode, product.plan.changes.length, product.plan.conflicts.length])).toEqual(
-            ["CON-2201", "IND-1042", "IND-1043"].map((code) => [code, 0, 0]),
+            ["IND-1042", "IND-1043"].map((code) => [code, 0, 0]),
         );
-        expect(plans.lines.at(-1)).toBe("total: 3 products, 0 changes, 0 conflicts (0 products to park); calls: none");
+        expect(plans.lines.at(-1)).toBe("total: 2 products, 0 changes, 0 conflicts (0 products to park); calls: none");
     });
 
     it("refuses an unknown version, site or product with what exists, before any Smartsheet call, and the API answers 400 with the same", async () => {
-        const { sim, deps } = harness.current;
-        const { version } = await provisionSeeded(harness.current);
+        const { sim, deps, version, analysed } = world.current;
         const { builtAt } = (await deps.blueprints.get(version))!;
+        const changed = (await deps.blueprints.get(analysed.targets[0]!.version))!;
         sim.core.resetCalls();
 
         await expect(planProducts(deps, { to: "0123456789abcdef0123" })).rejects.toThrow(
-            new ConvergeInputError(`There is no template version 0123456789abcdef0123; the stored ones are ${version} (built ${builtAt}).`),
+            new ConvergeInputError(`There is no template version 0123456789abcdef0123; the stored ones are ${changed.version} (built ${changed.builtAt}), ${version} (built ${builtAt}).`),
         );
         await expect(planProducts(deps, { site: "globex" })).rejects.toThrow('There is no site "globex"; the sites are default.');
-        await expect(planProducts(deps, { product: "IND-9999" })).rejects.toThrow(
-            "There is no product IND-9999 in site default; its done products are CON-2201, IND-1042, IND-1043.",
-        );
+        await expect(planProducts(deps, { product: "IND-9999" })).rejects.toThrow("There is no product IND-9999 in site default; its done products are IND-1042, IND-1043.");
         expect(sim.core.calls().total).toBe(0);
 
         expect(await convergencePlan(deps, { to: "latest", site: null, product: null })).toEqual({
@@ -140,15 +142,12 @@ describe("the convergence plan of products provisioned before a template change 
     });
 
     it("the CLI prints the API's plan line by line and exits 0, twice the same; an unknown version exits 2 naming the stored ones", async () => {
-        const { sim } = harness.current;
-        const { version } = await provisionSeeded(harness.current);
-        await changeTemplate(harness.current);
-        await customerEditsStatusFormula(harness.current, "IND-1043");
+        const { sim, version } = world.current;
         sim.core.resetCalls();
 
-        const first = await cliOver(harness.current, ["converge", "--dry-run"]);
-        const second = await cliOver(harness.current, ["converge", "--dry-run"]);
-        const unknown = await cliOver(harness.current, ["converge", "--dry-run", "--to", "0123456789abcdef0123"]);
+        const first = await cliOver(world.current, ["converge", "--dry-run"]);
+        const second = await cliOver(world.current, ["converge", "--dry-run"]);
+        const unknown = await cliOver(world.current, ["converge", "--dry-run", "--to", "0123456789abcdef0123"]);
 
         expect(first).toMatchObject({ code: ExitCode.ok, err: "" });
         expect(second.out).toBe(first.out);
@@ -161,13 +160,12 @@ describe("the convergence plan of products provisioned before a template change 
         expect(sim.core.calls().log.filter((call) => call.method !== "GET")).toEqual([]);
     });
 
+    // Last: it stores the products' version again without its shape, which every test above plans from.
     it("plans a product whose version was stored without a shape from the oldest version with one, and says so", async () => {
-        const { deps } = harness.current;
-        const { version } = await provisionSeeded(harness.current);
+        const { deps, version } = world.current;
         const stored = (await deps.blueprints.get(version))!;
         await deps.blueprints.save({ ...stored, shape: undefined });
         expect((await deps.blueprints.get(version))!.shape).toBeUndefined();
-        await changeTemplate(harness.current);
 
         const plans = await planProducts(deps, { product: "IND-1042" });
 
@@ -181,11 +179,15 @@ describe("the convergence plan of products provisioned before a template change 
 });
 
 describe("template versions and their products", () => {
-    const harness = useProvisioningHarness();
+    // One world for every test here: IND-1042 provisioned (the other seeded requests taken back: a product is all
+    // these claims need), the template as it was. The tests that change it come last, each saying what it changes.
+    const world = sharedWorld({}, async (current) => {
+        await withdrawRequests(current, ["CON-2201", "IND-1043"]);
+        return provisionSeeded(current);
+    });
 
     it("records the template's shape with the version the sweep analyses, from the analysis's own reads", async () => {
-        const { deps, site } = harness.current;
-        await sweepSite(deps, site);
+        const { deps, site } = world.current;
         const listing = await listTemplateSheets(deps.smartsheet, site.templateFolderId);
         const row = (await deps.jobs.require(deps.enqueued[0]!)).row;
 
@@ -195,22 +197,20 @@ describe("template versions and their products", () => {
         expect(stored.shape!.sheets.map((sheet) => sheet.name)).toEqual([...stored.sheets.map((sheet) => sheet.name)].sort());
     });
 
-    it("finds the copies of a product whose row names no template sheets under the names its version's sheets give, and says so", async () => {
-        const { deps, table } = harness.current;
-        const { version } = await provisionSeeded(harness.current);
-        const key = deps.enqueued[0]!;
-        await table.updateEntity({ partitionKey: key.pk, rowKey: key.rk, templates: "[]" }, "Merge");
-        const code = (await deps.jobs.require(key)).row.productCode;
+    it("refuses to store a blueprint too large for its table row, saying how much of it is the shape and what to reduce", async () => {
+        const { deps } = world.current;
+        const stored = (await deps.blueprints.get((await deps.jobs.require(deps.enqueued[0]!)).row.blueprintVersion!))!;
+        const wide = { ...stored.shape!.sheets[0]!, columns: Array.from({ length: 4000 }, (_, index) => ({ ...stored.shape!.sheets[0]!.columns[0]!, id: index + 1, index, title: `Column ${index}`, primary: false })) };
 
-        const plans = await planProducts(deps, { product: code });
-
-        expect(plans.products.map((product) => [product.productCode, product.plan.changes.length, product.plan.conflicts.length])).toEqual([[code, 0, 0]]);
-        expect(plans.lines).toContain(`  note: its row names no template sheets: its copies are looked for under the names version ${version}'s sheets give`);
+        await expect(deps.blueprints.save({ ...stored, version: "ffffffffffffffffffff", shape: { sheets: [wide] } })).rejects.toThrow(
+            /^The template's blueprint \(version ffffffffffffffffffff\) is \d+ characters, \d+ of them its shape .* reduce the template's columns, summary fields/,
+        );
+        expect(await deps.blueprints.get("ffffffffffffffffffff")).toBeUndefined();
     });
 
+    // After the tests that read the version's shape as the sweep stored it: it stores the version again without one (its first plan records it again).
     it("records the shape of a version stored before shapes were, the first time a plan is made to it, and reads its template no more after", async () => {
-        const { deps, sim } = harness.current;
-        const { version } = await provisionSeeded(harness.current);
+        const { deps, sim, version } = world.current;
         await deps.blueprints.save({ ...(await deps.blueprints.get(version))!, shape: undefined });
         sim.core.resetCalls();
 
@@ -228,25 +228,26 @@ describe("template versions and their products", () => {
         expect(sim.core.calls().log.filter((call) => call.method !== "GET")).toEqual([]);
     });
 
-    it("refuses to store a blueprint too large for its table row, saying how much of it is the shape and what to reduce", async () => {
-        const { deps, site } = harness.current;
-        await sweepSite(deps, site);
-        const stored = (await deps.blueprints.get((await deps.jobs.require(deps.enqueued[0]!)).row.blueprintVersion!))!;
-        const wide = { ...stored.shape!.sheets[0]!, columns: Array.from({ length: 4000 }, (_, index) => ({ ...stored.shape!.sheets[0]!.columns[0]!, id: index + 1, index, title: `Column ${index}`, primary: false })) };
+    // After the tests that plan the product from its row: it empties the row's template sheet names.
+    it("finds the copies of a product whose row names no template sheets under the names its version's sheets give, and says so", async () => {
+        const { deps, table, version } = world.current;
+        const key = deps.enqueued[0]!;
+        await table.updateEntity({ partitionKey: key.pk, rowKey: key.rk, templates: "[]" }, "Merge");
+        const code = (await deps.jobs.require(key)).row.productCode;
 
-        await expect(deps.blueprints.save({ ...stored, version: "ffffffffffffffffffff", shape: { sheets: [wide] } })).rejects.toThrow(
-            /^The template's blueprint \(version ffffffffffffffffffff\) is \d+ characters, \d+ of them its shape .* reduce the template's columns, summary fields/,
-        );
-        expect(await deps.blueprints.get("ffffffffffffffffffff")).toBeUndefined();
+        const plans = await planProducts(deps, { product: code });
+
+        expect(plans.products.map((product) => [product.productCode, product.plan.changes.length, product.plan.conflicts.length])).toEqual([[code, 0, 0]]);
+        expect(plans.lines).toContain(`  note: its row names no template sheets: its copies are looked for under the names version ${version}'s sheets give`);
     });
 
+    // Last: it changes the template and accepts another request.
     it("counts per version the products on it and the jobs provisioning from it, newest version first", async () => {
-        const { deps, sim } = harness.current;
-        const { version } = await provisionSeeded(harness.current);
-        await intakeSheet(harness.current).add([approvedRequest("IND-3001")]);
-        await changeTemplate(harness.current);
+        const { deps, sim, version } = world.current;
+        await intakeSheet(world.current).add([approvedRequest("IND-3001")]);
+        await changeTemplate(world.current);
         const plans = await planProducts(deps, {});
-        await sweepSite(deps, harness.current.site);
+        await sweepSite(deps, world.current.site);
         sim.core.resetCalls();
 
         const versions = await templateVersions(deps, {});
@@ -254,7 +255,7 @@ describe("template versions and their products", () => {
         expect(sim.core.calls().total).toBe(0);
         expect(versions.versions.map(({ version: named, products, inProgress, shaped, sites }) => ({ named, products, inProgress, shaped, sites }))).toEqual([
             { named: plans.targets[0]!.version, products: 0, inProgress: 1, shaped: true, sites: ["default"] },
-            { named: version, products: 3, inProgress: 0, shaped: true, sites: ["default"] },
+            { named: version, products: 1, inProgress: 0, shaped: true, sites: ["default"] },
         ]);
         expect(versions.unversioned).toEqual([]);
         expect(await convergenceVersions(deps, { site: "globex" })).toEqual({ status: 400, jsonBody: { error: 'There is no site "globex"; the sites are default.' } });
@@ -283,15 +284,38 @@ async function cliOver(current: Harness, args: string[]): Promise<{ code: number
 }
 
 describe("the convergence plan of two sites, each with its own template", () => {
-    const harness = useProvisioningHarness({ simulator: { sites: 2 } });
-
-    it("plans each site to its own template's version, and leaves out, or refuses, a site whose template a named version is not of", async () => {
-        const { deps, sim, sites } = harness.current;
+    // One world for both tests: IND-1042 provisioned in each site (the other seeded requests taken back: a product a
+    // site is all these claims need), each template as it was. The test that changes demo's template comes last.
+    const world = sharedWorld({ simulator: { sites: 2 } }, async (current) => {
+        const { deps, sites } = current;
+        await withdrawRequests(current, ["CON-2201", "IND-1043"]);
         await sweepIntake(deps);
         for (const key of deps.enqueued) await runSteps(deps, key);
         const versionOf = async (siteIndex: number) =>
             (await deps.jobs.listByState(String(sites[siteIndex]!.intakeSheetId), "done")).found.map(({ row }) => row.blueprintVersion!)[0]!;
-        const [before, other] = [await versionOf(0), await versionOf(1)];
+        return { before: await versionOf(0), other: await versionOf(1) };
+    });
+
+    // Refuses the token of a client of its own: the world is as it was.
+    it("plans the other site's products when one site's token is refused, naming the site left out and why", async () => {
+        const { deps, sim, config } = world.current;
+        const revoked = sitesFrom(
+            config.sites.map((site) => (site.name === "demo" ? { ...site, token: "revoked-token" } : site)),
+            (accessToken) => new SdkSmartsheet({ accessToken, baseUrl: sim.baseUrl, callTimeoutMs: 2_000 }),
+        );
+
+        const plans = await planProducts({ ...deps, sites: revoked }, {});
+
+        expect(plans.sitesLeftOut).toEqual([{ site: "demo", reason: expect.stringMatching(/^its template folder \(\d+\) could not be analysed: .+/) }]);
+        expect(plans.targets.map((target) => target.site)).toEqual(["demo-2"]);
+        expect(plans.products.map((product) => [product.site, product.plan.changes.length])).toEqual([["demo-2", 0]]);
+        expect(plans.lines[0]).toMatch(/^site demo-2: to template version [0-9a-f]{20} \(the template folder as it is now\)$/);
+        expect(plans.lines[1]).toMatch(/^site demo: left out, its template folder \(\d+\) could not be analysed: /);
+    });
+
+    // Last: it adds a column to demo's template.
+    it("plans each site to its own template's version, and leaves out, or refuses, a site whose template a named version is not of", async () => {
+        const { deps, sim, sites, before, other } = world.current;
         await nextSecond();
         const riskRegister = templateSheet(sim.core.state(), "Risk Register");
         expect((await api(sim, "POST", `sheets/${riskRegister.id}/columns`, { title: "Owner", type: "TEXT_NUMBER", index: riskRegister.columns.length })).status).toBe(200);
@@ -305,47 +329,59 @@ describe("the convergence plan of two sites, each with its own template", () => 
             ["demo-2", false, true],
         ]);
         expect(all.products.map((product) => [product.site, product.plan.changes.map((change) => change.kind)])).toEqual([
-            ...Array(3).fill(["demo", ["addColumn"]]),
-            ...Array(3).fill(["demo-2", []]),
+            ["demo", ["addColumn"]],
+            ["demo-2", []],
         ]);
         expect(named.sitesLeftOut).toEqual([{ site: "demo-2", reason: expect.stringContaining(`is not version ${after}'s`) }]);
-        expect(named.products.map((product) => product.site)).toEqual(["demo", "demo", "demo"]);
+        expect(named.products.map((product) => product.site)).toEqual(["demo"]);
         await expect(planProducts(deps, { to: after, site: "demo-2" })).rejects.toThrow(
             `Template version ${after} is of template folder ${sites[0]!.templateFolderId}, which site demo-2 does not use; the stored ones are ${other} (built `,
         );
     });
-
-    it("plans the other site's products when one site's token is refused, naming the site left out and why", async () => {
-        const { deps, sim, config } = harness.current;
-        await sweepIntake(deps);
-        for (const key of deps.enqueued) await runSteps(deps, key);
-        const revoked = sitesFrom(
-            config.sites.map((site) => (site.name === "demo" ? { ...site, token: "revoked-token" } : site)),
-            (accessToken) => new SdkSmartsheet({ accessToken, baseUrl: sim.baseUrl, callTimeoutMs: 2_000 }),
-        );
-
-        const plans = await planProducts({ ...deps, sites: revoked }, {});
-
-        expect(plans.sitesLeftOut).toEqual([{ site: "demo", reason: expect.stringMatching(/^its template folder \(\d+\) could not be analysed: .+/) }]);
-        expect(plans.targets.map((target) => target.site)).toEqual(["demo-2"]);
-        expect(plans.products.map((product) => [product.site, product.plan.changes.length])).toEqual(Array(3).fill(["demo-2", 0]));
-        expect(plans.lines[0]).toMatch(/^site demo-2: to template version [0-9a-f]{20} \(the template folder as it is now\)$/);
-        expect(plans.lines[1]).toMatch(/^site demo: left out, its template folder \(\d+\) could not be analysed: /);
-    });
 });
+
+/**
+ * A describe's one world: a harness of its own (simulator, jobs table) that `build` provisions
+ * before the describe's first test, shared by its tests (not reset between them) and closed after
+ * its last. A test that changes it runs after those that read what it changes, and says so.
+ */
+function sharedWorld<W extends object>(options: HarnessOptions, build: (harness: Harness) => Promise<W>): { readonly current: Harness & W } {
+    let harness: (Harness & { close(): Promise<void> }) | undefined;
+    let world: (Harness & W) | undefined;
+    beforeAll(async () => {
+        harness = await startProvisioningHarness(options);
+        world = { ...harness, ...(await build(harness)) };
+    });
+    afterAll(async () => {
+        await harness?.close();
+    });
+    return {
+        get current() {
+            if (!world) throw new Error("world not built");
+            return world;
+        },
+    };
+}
+
+/**
+ * Seeded requests taken back before the sweep (Approved unticked), in every site (site n's codes
+ * end `-Sn`): a world provisions only the products its claims need.
+ */
+async function withdrawRequests({ sim, sites }: Harness, codes: readonly string[]): Promise<void> {
+    const state = sim.core.state();
+    for (const [index, site] of sites.entries()) {
+        const intake = state.sheets.find((sheet) => sheet.id === site.intakeSheetId)!;
+        const rows = codes.map((code) => intakeRow(state, index === 0 ? code : `${code}-S${index + 1}`, site.intakeSheetId)!);
+        await site.smartsheet.updateRows(site.intakeSheetId, rows.map((row) => ({ id: row.rowId as number, cells: [{ columnId: column(intake, "Approved"), value: false }] })));
+    }
+}
 
 function withoutReads(plans: ConvergePlans): Omit<ConvergePlans, "readCalls" | "targets"> & { targets: unknown[] } {
     const { readCalls: _reads, targets, ...rest } = plans;
     return { ...rest, targets: targets.map(({ source: _source, ...target }) => target) };
 }
 
-/** The three seeded requests and two more, provisioned to done: the version they are on. */
-async function provisionFive(current: Harness): Promise<{ codes: string[]; version: string }> {
-    await intakeSheet(current).add([approvedRequest("IND-2001"), approvedRequest("IND-2002")]);
-    return provisionSeeded(current);
-}
-
-/** The approved requests of the intake sheet (the three seeded, unless a test added more), provisioned to done: the version they are on. */
+/** The approved requests of the intake sheet (the seeded ones not taken back), provisioned to done: the version they are on. */
 async function provisionSeeded(current: Harness): Promise<{ codes: string[]; version: string }> {
     const { deps, site } = current;
     await sweepSite(deps, site);
