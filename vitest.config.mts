@@ -8,19 +8,19 @@ const named = process.argv.flatMap((arg, index) => (process.argv[index - 1] === 
 const E2E_WORKERS = named.length > 0 && !named.includes("host") ? 3 : 2;
 
 /**
- * Four projects in three rounds. Vitest runs one group after the other, each at its own number of
+ * Five projects in three rounds. Vitest runs one group after the other, each at its own number of
  * files at a time, and within a group one project's files after another's (by name); a file it
  * has timed before goes longest first.
  * 1. "fast": the unit tests (logic, the simulator alone, the infrastructure template) and the
  *    integration tests (Azurite, the simulator, the adapter's contract, the chaos auditor's own
  *    tests), four files at a time: they wait on storage, simulated latency and short real-time
- *    claims as much as they compute.
+ *    claims as much as they compute; beside them "host-unit", the local host's own unit tests.
  * 2. "e2e" (the app under the local host, and the bench run small) then "host" (the local host's
  *    own conformance tests, packages/functions-host), two files at a time (their files run tests side by side): each file starts
  *    host processes, which is where the CPU goes.
  * 3. "chaos": the CI-sized chaos run alone; it runs its own schedules side by side and wants the
  *    machine to itself.
- * `npm run test:fast` is round 1 plus the host's parsers, `npm run test:app` leaves out "host".
+ * `npm run test:fast` is round 1, `npm run test:app` leaves out the host's projects.
  */
 export default defineConfig({
     test: {
@@ -32,6 +32,7 @@ export default defineConfig({
                 extends: true,
                 test: {
                     name: "fast",
+                    pool: "threads",
                     include: [
                         "test/unit/**/*.test.ts",
                         "test/sim/**/*.test.ts",
@@ -61,7 +62,9 @@ export default defineConfig({
                     sequence: { groupOrder: 1 },
                 },
             },
-            // Its own config (name "host", group 1, two files at a time): npm run test --workspace @sheetwright/functions-host runs the same.
+            // Their own configs, which npm run test --workspace @sheetwright/functions-host runs the same: "host-unit" (group 0,
+            // no Azurite) and "host" (group 1, two files at a time).
+            "packages/functions-host/vitest.unit.config.mts",
             "packages/functions-host/vitest.config.mts",
             {
                 extends: true,

@@ -1,7 +1,7 @@
 import { defineConfig } from "vitest/config";
 
 /**
- * The host's conformance tests, two files at a time (most of their time is spent waiting on
+ * The host's conformance tests (its unit tests: vitest.unit.config.mts), two files at a time (most of their time is spent waiting on
  * hosts and timers), on one Azurite of their own. `npm test` at the repository's root runs them
  * too, as its project "host".
  */
@@ -11,7 +11,7 @@ export default defineConfig({
         pool: "forks",
         testTimeout: 30_000,
         hookTimeout: 60_000,
-        include: ["test/**/*.test.ts"],
+        include: ["test/host/**/*.test.ts"],
         globalSetup: ["test/helpers/globalSetup.ts"],
         maxWorkers: 2,
         // In the repository root's npm test: after its fast tiers, beside its end-to-end tests, before its chaos run.
