@@ -78,6 +78,8 @@ const LOCAL_ONLY = [
     ".env.local",
     ".vscode/launch.json",
     "coverage/index.html",
+    // regression CI stop 29: a failed e2e test's kept host log was published with the package
+    "test-results/e2e/a-failed-test-1796321965885.log",
     "__azurite_db_table__.json",
     "__blobstorage__/0a1b",
     ".azurite/queue.json",
