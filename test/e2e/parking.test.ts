@@ -116,7 +116,12 @@ describe("recovery end to end: parking, unparking, reconciliation", { timeout: 1
                 throw error;
             }
         }, "the row edited without the folder", 10_000);
-        const unparked = await e2e.api(`jobs/${key}/unpark`, { method: "POST", body: JSON.stringify({ by: "ops" }) });
+        // A 409 "changed while it was being unparked" says to look again (the parking's last writes may land after the
+        // edit, as above): ops would send it again. Seen in CI on a loaded machine.
+        const unparked = await waitFor(async () => {
+            const answer = await e2e.api(`jobs/${key}/unpark`, { method: "POST", body: JSON.stringify({ by: "ops" }) });
+            return answer.status === 409 && /changed while/.test(await answer.clone().text()) ? undefined : answer;
+        }, `${key} unparked`, 10_000);
         expect(unparked.status, await unparked.clone().text()).toBe(202);
 
         const again = await waitFor(async () => {
