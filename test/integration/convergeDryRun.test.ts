@@ -15,7 +15,8 @@ import { approvedRequest, intakeSheet } from "../helpers/intakeSheet";
 import { startProvisioningHarness, type Harness, type HarnessOptions } from "../helpers/provisioningHarness";
 import { runSteps } from "../helpers/runSteps";
 import { api } from "../sim/simTestKit";
-import { ExitCode, runJobsCli } from "../../tools/jobs-cli/main";
+import { ExitCode } from "../../tools/jobs-cli/main";
+import { jobsCliAnswered } from "../helpers/jobsCli";
 
 const FIXED_STATUS = '=IF(COUNTIF({Approvals Decision}, "Pending") > 0, "Awaiting approval", "All approved")';
 /** The product whose customer rewrote its Change Log's Approval Status formula. */
@@ -264,23 +265,15 @@ describe("template versions and their products", () => {
 
 /** The jobs CLI with its requests answered by the jobs API's own handlers over the harness. */
 async function cliOver(current: Harness, args: string[]): Promise<{ code: number; out: string; err: string }> {
-    const out: string[] = [];
-    const err: string[] = [];
-    const code = await runJobsCli(args, {
-        out: (line) => out.push(line),
-        err: (line) => err.push(line),
-        env: { SHEETWRIGHT_URL: "http://127.0.0.1:7071", SHEETWRIGHT_KEY: "k" },
-        fetch: (async (url: string) => {
-            const request = new URL(url);
-            const query = (name: string) => request.searchParams.get(name);
-            const answer =
-                request.pathname === "/api/converge/plan"
-                    ? await convergencePlan(current.deps, { to: query("to"), site: query("site"), product: query("product") })
-                    : await convergenceVersions(current.deps, { site: query("site") });
-            return new Response(JSON.stringify(answer.jsonBody), { status: answer.status });
-        }) as typeof fetch,
+    const { code, out, err } = await jobsCliAnswered(args, async (request) => {
+        const query = (name: string) => request.searchParams.get(name);
+        const answer =
+            request.pathname === "/api/converge/plan"
+                ? await convergencePlan(current.deps, { to: query("to"), site: query("site"), product: query("product") })
+                : await convergenceVersions(current.deps, { site: query("site") });
+        return { status: answer.status, body: answer.jsonBody };
     });
-    return { code, out: out.join("\n"), err: err.join("\n") };
+    return { code, out, err };
 }
 
 describe("the convergence plan of two sites, each with its own template", () => {

@@ -1,25 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { ExitCode, runJobsCli } from "../../tools/jobs-cli/main";
+import { ExitCode } from "../../tools/jobs-cli/main";
+import { jobsCliScripted } from "../helpers/jobsCli";
 
-/** The CLI against a stand-in for the app's HTTP API: each request gets the next scripted answer. */
-async function cli(args: string[], answers: Array<{ status: number; body: unknown }>) {
-    const out: string[] = [];
-    const err: string[] = [];
-    const asked: string[] = [];
-    const code = await runJobsCli(args, {
-        out: (line) => out.push(line),
-        err: (line) => err.push(line),
-        env: { SHEETWRIGHT_URL: "http://127.0.0.1:7071", SHEETWRIGHT_KEY: "k" },
-        fetch: (async (url: string, init?: RequestInit) => {
-            const request = new URL(url);
-            asked.push(`${init?.method ?? "GET"} ${request.pathname}${request.search}`);
-            const answer = answers.shift();
-            if (!answer) throw new Error(`no answer scripted for ${url}`);
-            return new Response(JSON.stringify(answer.body), { status: answer.status });
-        }) as typeof fetch,
-    });
-    return { code, out: out.join("\n"), err: err.join("\n"), asked };
-}
+const cli = jobsCliScripted;
 
 const VERSION = "0123456789abcdef0123";
 

@@ -1,25 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { ExitCode, runJobsCli } from "../../tools/jobs-cli/main";
+import { ExitCode } from "../../tools/jobs-cli/main";
+import { jobsCliScripted } from "../helpers/jobsCli";
 
-/** The CLI against a stand-in for the app's HTTP API: each request gets the next scripted answer. */
-async function cli(args: string[], answers: Array<{ status: number; body: unknown }>) {
-    const out: string[] = [];
-    const err: string[] = [];
-    const asked: string[] = [];
-    const code = await runJobsCli(args, {
-        out: (line) => out.push(line),
-        err: (line) => err.push(line),
-        env: { SHEETWRIGHT_URL: "http://127.0.0.1:7071", SHEETWRIGHT_KEY: "k" },
-        fetch: (async (url: string) => {
-            const request = new URL(url);
-            asked.push(`${request.pathname}${request.search}`);
-            const answer = answers.shift();
-            if (!answer) throw new Error(`no answer scripted for ${url}`);
-            return new Response(JSON.stringify(answer.body), { status: answer.status });
-        }) as typeof fetch,
-    });
-    return { code, out: out.join("\n"), err: err.join("\n"), asked };
-}
+const cli = jobsCliScripted;
 
 const job = (rowId: number, patch: object = {}) => ({
     jobKey: `4583173393803140-${rowId}`,
@@ -46,9 +29,9 @@ describe("the jobs CLI's output", () => {
         expect(code).toBe(ExitCode.ok);
         expect(err).toBe("");
         expect(asked).toEqual([
-            "/api/jobs?state=done&pageSize=2",
-            "/api/jobs?state=done&pageSize=2&continuation=c1",
-            "/api/jobs?state=done&pageSize=2&continuation=c2",
+            "GET /api/jobs?state=done&pageSize=2",
+            "GET /api/jobs?state=done&pageSize=2&continuation=c1",
+            "GET /api/jobs?state=done&pageSize=2&continuation=c2",
         ]);
         const document = JSON.parse(out) as { jobs: Array<{ jobKey: string }>; invalid: unknown[] };
         expect(document.jobs.map((listed) => listed.jobKey)).toEqual(["4583173393803140-1", "4583173393803140-2", "4583173393803140-4"]);
@@ -92,7 +75,7 @@ describe("sheetwright-jobs health", () => {
             ],
         );
         expect(code).toBe(ExitCode.ok);
-        expect(asked).toEqual(["/api/webhooks/health"]);
+        expect(asked).toEqual(["GET /api/webhooks/health"]);
         expect(out.split("\n")).toEqual([
             "acme: 2026-W46 0, 2026-W47 0, 2026-W48 1, 2026-W49 0 unannounced by week (healthy: 0)",
             "globex: no webhook (WEBHOOK_BASE_URL not set): timer sweeps alone",
