@@ -10,6 +10,7 @@ import {
 } from "./errors";
 import {
     Column,
+    ColumnsPage,
     CrossSheetReference,
     FolderChild,
     FolderChildrenPage,
@@ -35,6 +36,7 @@ import type {
     Created,
     CopySheetRequest,
     GetSheetOptions,
+    NewColumn,
     NewCrossSheetReference,
     NewRow,
     NewSummaryField,
@@ -90,11 +92,15 @@ interface SdkClient {
         | "deleteRows"
         | "addRows"
         | "updateRow"
+        | "getColumns"
+        | "addColumn"
         | "updateColumn"
+        | "deleteColumn"
         | "createCrossSheetReference"
         | "getSummary"
         | "addSummaryFields"
-        | "updateSummaryFields",
+        | "updateSummaryFields"
+        | "deleteSummaryFields",
         (options: object) => Promise<unknown>
     >;
     webhooks: Record<"listWebhooks" | "getWebhook" | "createWebhook" | "updateWebhook" | "deleteWebhook", (options: object) => Promise<unknown>>;
@@ -105,9 +111,12 @@ const RETRYABLE_SERVER_CODES = new Set([4001, 4002, 4004]);
 /**
  * Smartsheet's refusals of a create that mean what it makes is there already: 1129 "The resource
  * you tried to create already exists." (a cross-sheet reference's name), 1193 "Duplicate summary
- * field title.". Answered as `{ created: false }` (see `Created`), here and nowhere else.
+ * field title.", 1056 "Column titles must be unique." (a column's title, in any case; a title
+ * twice in one request is 1133, which addColumn's one column never has). Answered as
+ * `{ created: false }` (see `Created`), here and nowhere else: only for the creates, so that
+ * 1056 refusing a column's rename stays a failure.
  */
-const ALREADY_EXISTS_CODES: ReadonlySet<number> = new Set([1129, 1193]);
+const ALREADY_EXISTS_CODES: ReadonlySet<number> = new Set([1129, 1193, 1056]);
 
 /**
  * The one Smartsheet adapter, over the official SDK. It paces requests, absorbs 429s, never
@@ -248,6 +257,18 @@ export class SdkSmartsheet implements SmartsheetPort {
         return answer.result;
     }
 
+    async deleteSummaryFields(sheetId: number, fieldIds: number[]): Promise<void> {
+        // Smartsheet refuses a delete without ids (1009).
+        if (fieldIds.length === 0) return;
+        await this.call("deleteSummaryFields", true, WriteAck, (retry) =>
+            this.sdk.sheets.deleteSummaryFields({
+                sheetId,
+                queryParameters: { ids: fieldIds.join(","), ignoreSummaryFieldsNotFound: true },
+                ...retry,
+            }),
+        );
+    }
+
     async updateRows(sheetId: number, rows: RowUpdate[]) {
         const answer = await this.call("updateRows", true, writeResult(z.array(Row)), (retry) =>
             this.sdk.sheets.updateRow({ sheetId, body: rows, ...retry }),
@@ -274,11 +295,35 @@ export class SdkSmartsheet implements SmartsheetPort {
         return answer.result;
     }
 
+    async getColumns(sheetId: number): Promise<Column[]> {
+        // includeAll: every column in one answer, however many (pages are 100 by default).
+        const page = await this.call("getColumns", true, ColumnsPage, (retry) =>
+            this.sdk.sheets.getColumns({ sheetId, queryParameters: { includeAll: true }, ...retry }),
+        );
+        return [...page.data].sort((a, b) => a.index - b.index);
+    }
+
+    async addColumn(sheetId: number, column: NewColumn): Promise<Created<Column>> {
+        // Smartsheet adds an array of columns at one index; one column answers as an array of one.
+        const answer = await created(
+            this.call("addColumn", false, writeResult(z.array(Column).length(1)), (retry) =>
+                this.sdk.sheets.addColumn({ sheetId, body: [column], ...retry }),
+            ),
+        );
+        return answer.created ? { created: true, value: answer.value[0]! } : answer;
+    }
+
     async updateColumn(sheetId: number, columnId: number, update: ColumnUpdate) {
         const answer = await this.call("updateColumn", true, writeResult(Column), (retry) =>
             this.sdk.sheets.updateColumn({ sheetId, columnId, body: update, ...retry }),
         );
         return answer.result;
+    }
+
+    async deleteColumn(sheetId: number, columnId: number): Promise<void> {
+        await goneAlready(
+            this.call("deleteColumn", true, WriteAck, (retry) => this.sdk.sheets.deleteColumn({ sheetId, columnId, ...retry })),
+        );
     }
 
     async deleteSheet(sheetId: number): Promise<void> {

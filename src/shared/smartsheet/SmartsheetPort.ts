@@ -86,15 +86,55 @@ export interface NewCrossSheetReference {
     endRowId?: number;
 }
 
-export interface ColumnUpdate {
+/** What a column is besides its title and place: the attributes a column add or update may set. */
+interface ColumnAttributes {
+    /** `TEXT_NUMBER`, `PICKLIST`, `CHECKBOX`… (Smartsheet's column types). */
+    type: string;
+    /** A `PICKLIST` or `MULTI_PICKLIST` column's choices; not with `symbol`. */
+    options?: string[];
+    /** A `CHECKBOX` or `PICKLIST` column shown as symbols (`STAR`, `FLAG`, `HARVEY_BALLS`…). */
+    symbol?: string;
+    /** `AUTO_NUMBER` (`TEXT_NUMBER`), `CREATED_BY`/`MODIFIED_BY` (`CONTACT_LIST`), `CREATED_DATE`/`MODIFIED_DATE` (`DATETIME`): one of each per sheet. */
+    systemColumnType?: string;
+    /** A column formula, starting with `=`: it overwrites every cell of the column. */
     formula?: string;
+    description?: string;
+    validation?: boolean;
+    locked?: boolean;
+    hidden?: boolean;
+}
+
+/**
+ * A column to add at `index` (0 to the sheet's column count), shifting the columns from there on.
+ * Never a primary column: a sheet has one, and Smartsheet refuses a second (1055).
+ */
+export interface NewColumn extends ColumnAttributes {
+    index: number;
+    title: string;
+    primary?: never;
+}
+
+/**
+ * What a column update changes; what it leaves out stays. `formula: ""` removes a column
+ * formula (and `description: ""` the description): Smartsheet takes no `null`. `options`,
+ * `symbol` and `systemColumnType` need `type` in the same update (else 1090), and a new `type`
+ * keeps none of them the update does not say again. `index` moves the column. Setting a formula
+ * or making the column a system column overwrites what its cells held.
+ */
+export interface ColumnUpdate extends Partial<ColumnAttributes> {
     title?: string;
+    index?: number;
 }
 
 export interface NewSummaryField {
     title: string;
-    type: "TEXT_NUMBER";
-    objectValue?: string | number;
+    /** A column type, as a column's: `TEXT_NUMBER`, `PICKLIST`, `CHECKBOX`, `DATE`… */
+    type: string;
+    /** A `PICKLIST` field's choices, and how they are shown (sent as given: the simulator keeps neither). */
+    options?: string[];
+    symbol?: string;
+    /** A value or a formula, not both. */
+    objectValue?: string | number | boolean;
     formula?: string;
 }
 
@@ -102,10 +142,11 @@ export type SummaryFieldUpdate = { id: number; objectValue: string | number | nu
 
 /**
  * The answer to a create whose name is its identity (a cross-sheet reference's name in its sheet,
- * a summary field's title): made now, or there already, which Smartsheet answers with a refusal
- * (1129 "already exists", 1193 "duplicate summary field title") and the adapter with this, so
- * that no caller reads Smartsheet's error codes. There already is as good as made for a create
- * sent again after an unanswered one, or after a crash.
+ * a summary field's title, a column's title in its sheet): made now, or there already, which
+ * Smartsheet answers with a refusal (1129 "already exists", 1193 "duplicate summary field title",
+ * 1056 "column titles must be unique") and the adapter with this, so that no caller reads
+ * Smartsheet's error codes. There already is as good as made for a create sent again after an
+ * unanswered one, or after a crash.
  */
 export type Created<T> = { created: true; value: T } | { created: false };
 
@@ -146,6 +187,8 @@ export interface SmartsheetPort {
     /** `{ created: false }` when the summary has a field of one of those titles already: then none was added. */
     addSummaryFields(sheetId: number, fields: NewSummaryField[]): Promise<Created<SummaryField[]>>;
     updateSummaryFields(sheetId: number, fields: SummaryFieldUpdate[]): Promise<SummaryField[]>;
+    /** Deletes summary fields by id; ids that are already gone are ignored, and no ids make no call. */
+    deleteSummaryFields(sheetId: number, fieldIds: number[]): Promise<void>;
     updateRows(sheetId: number, rows: RowUpdate[]): Promise<Row[]>;
     /**
      * `updateRows` with Smartsheet's partial success: a row it refuses (locked, row-level
@@ -154,7 +197,22 @@ export interface SmartsheetPort {
      */
     updateRowsEach(sheetId: number, rows: RowUpdate[]): Promise<RowsWritten>;
     addRows(sheetId: number, rows: NewRow[]): Promise<Row[]>;
+    /** Every column of the sheet, in index order. */
+    getColumns(sheetId: number): Promise<Column[]>;
+    /**
+     * One column, one call; the column made, at its index. Not re-sent on an unclear failure.
+     * `{ created: false }` when the sheet has a column of that title already, in any case
+     * (Smartsheet's 1056): then nothing was added, and the caller looks the column up by title
+     * and checks that it is the one it meant to add.
+     */
+    addColumn(sheetId: number, column: NewColumn): Promise<Created<Column>>;
     updateColumn(sheetId: number, columnId: number, update: ColumnUpdate): Promise<Column>;
+    /**
+     * Deletes the column and its cells; one that is gone already (404) counts as deleted — as
+     * does any column of a sheet that is gone, which Smartsheet answers alike. The primary
+     * column cannot be deleted (1065).
+     */
+    deleteColumn(sheetId: number, columnId: number): Promise<void>;
     /** Deletes the sheet; one that is gone already (404) counts as deleted. */
     deleteSheet(sheetId: number): Promise<void>;
     /** Deletes the folder and everything in it; one that is gone already (404) counts as deleted. */

@@ -50,6 +50,14 @@ export const Column = z.object({
 });
 export type Column = z.infer<typeof Column>;
 
+/** `GET /sheets/{id}/columns?includeAll=true`: one IndexResult with every column. */
+export const ColumnsPage = z
+    .object({
+        data: z.array(Column).default([]),
+        totalCount: z.number().int().nonnegative().optional(),
+    })
+    .refine((page) => page.totalCount === undefined || page.data.length === page.totalCount, "fewer columns than totalCount: a page, not all");
+
 const CellValue = z.union([z.string(), z.number(), z.boolean()]);
 
 const Cell = z.object({
