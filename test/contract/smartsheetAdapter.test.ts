@@ -365,6 +365,167 @@ describe("SdkSmartsheet against the simulator, through the official SDK", () => 
         await expect(smartsheet.createCrossSheetReference(register.id, { ...reference, name: "IND-2001 Nowhere", sourceSheetId: 1111111111111111 })).rejects.toMatchObject({ kind: "permanent" });
     });
 
+    it("reads, adds, updates and deletes columns, and deletes summary fields, with Smartsheet's answers validated", async () => {
+        const { sim } = context;
+        const smartsheet = adapter(sim);
+        const { intakeSheetId, template } = anchors(sim);
+
+        const columns = await smartsheet.getColumns(intakeSheetId);
+        expect(columns.map((column) => column.title)).toEqual(["Product Code", "Product Name", "Product Line", "Approved", "Status", "Folder"]);
+        expect(columns.map((column) => column.index)).toEqual([0, 1, 2, 3, 4, 5]);
+        expect(columns[0]).toMatchObject({ title: "Product Code", type: "TEXT_NUMBER", primary: true });
+        expect(columns[2]).toMatchObject({ title: "Product Line", type: "PICKLIST", options: ["Industrial", "Consumer"] });
+
+        const owner = await smartsheet.addColumn(intakeSheetId, {
+            index: 2,
+            title: "Owner",
+            type: "PICKLIST",
+            options: ["Ana", "Ben"],
+            description: "Who answers for it",
+            validation: true,
+            locked: true,
+            hidden: true,
+        });
+        expect(owner).toEqual({
+            created: true,
+            value: expect.objectContaining({ index: 2, title: "Owner", type: "PICKLIST", options: ["Ana", "Ben"], description: "Who answers for it", validation: true, locked: true, hidden: true }),
+        });
+        const score = await smartsheet.addColumn(intakeSheetId, { index: 7, title: "Score", type: "TEXT_NUMBER", formula: "=1" });
+        const created = await smartsheet.addColumn(intakeSheetId, { index: 8, title: "Created", type: "DATETIME", systemColumnType: "CREATED_DATE" });
+        const done = await smartsheet.addColumn(intakeSheetId, { index: 9, title: "Done", type: "CHECKBOX", symbol: "STAR" });
+        expect([score, created, done]).toEqual([
+            { created: true, value: expect.objectContaining({ index: 7, formula: "=1" }) },
+            { created: true, value: expect.objectContaining({ index: 8, systemColumnType: "CREATED_DATE" }) },
+            { created: true, value: expect.objectContaining({ index: 9, symbol: "STAR" }) },
+        ]);
+        if (!owner.created || !score.created || !done.created) throw new Error("not added");
+
+        // formula: "" removes the column formula; options and symbol go with the type.
+        expect(await smartsheet.updateColumn(intakeSheetId, score.value.id, { formula: "" })).not.toHaveProperty("formula");
+        const moved = await smartsheet.updateColumn(intakeSheetId, owner.value.id, {
+            title: "Owner Team",
+            type: "PICKLIST",
+            options: ["Red", "Blue"],
+            description: "",
+            validation: false,
+            locked: false,
+            hidden: false,
+            index: 5,
+        });
+        expect(moved).toMatchObject({ index: 5, title: "Owner Team", options: ["Red", "Blue"], validation: false });
+        expect(moved).not.toHaveProperty("description");
+        expect(moved).not.toHaveProperty("hidden");
+        expect(await smartsheet.updateColumn(intakeSheetId, done.value.id, { type: "TEXT_NUMBER" })).not.toHaveProperty("symbol");
+
+        await smartsheet.deleteColumn(intakeSheetId, score.value.id);
+        expect((await smartsheet.getColumns(intakeSheetId)).map((column) => column.title)).toEqual([
+            "Product Code",
+            "Product Name",
+            "Product Line",
+            "Approved",
+            "Status",
+            "Owner Team",
+            "Folder",
+            "Created",
+            "Done",
+        ]);
+
+        const register = template("Document Register").id;
+        const added = await smartsheet.addSummaryFields(register, [
+            { title: "Stage", type: "PICKLIST", objectValue: "Draft" },
+            { title: "Signed Off", type: "CHECKBOX", objectValue: true },
+        ]);
+        expect(added).toEqual({
+            created: true,
+            value: [expect.objectContaining({ title: "Stage", type: "PICKLIST" }), expect.objectContaining({ title: "Signed Off", type: "CHECKBOX", objectValue: true })],
+        });
+        if (!added.created) throw new Error("not added");
+        await smartsheet.deleteSummaryFields(register, added.value.map((field) => field.id));
+        expect((await smartsheet.getSummaryFields(register)).map((field) => field.title)).not.toContain("Stage");
+        expect((await smartsheet.getSummaryFields(register)).map((field) => field.title)).not.toContain("Signed Off");
+
+        // The adapter's counts agree with what the simulator saw.
+        const seen = sim.core.calls();
+        expect(smartsheet.calls().byOperation).toEqual(seen.byOperation);
+        expect(seen.byOperation).toMatchObject({ getColumns: 2, addColumn: 4, updateColumn: 3, deleteColumn: 1, deleteSummaryFields: 1 });
+    });
+
+    it("answers an added column whose title the sheet has, in any case (1056), as there already, in one call, adding nothing; other refusals throw", async () => {
+        const { sim } = context;
+        const smartsheet = adapter(sim);
+        const { intakeSheetId } = anchors(sim);
+        const before = await smartsheet.getColumns(intakeSheetId);
+
+        expect(await smartsheet.addColumn(intakeSheetId, { index: 1, title: "status", type: "TEXT_NUMBER" })).toEqual({ created: false });
+        expect(sim.core.calls().log.filter((call) => call.op === "addColumn").map((call) => call.status)).toEqual([400]);
+        expect(await smartsheet.getColumns(intakeSheetId)).toEqual(before);
+
+        await expect(smartsheet.addColumn(intakeSheetId, { index: 1, title: "Score", type: "TEXT_NUMBER", formula: "SUM(1)" })).rejects.toMatchObject({
+            kind: "permanent",
+            statusCode: 400,
+            errorCode: 1162,
+            operation: "addColumn",
+        });
+        // A rename onto a taken title is no create: it fails.
+        const status = before.find((column) => column.title === "Status")!;
+        const renamed = await smartsheet.updateColumn(intakeSheetId, status.id, { title: "Folder" }).catch((caught: unknown) => caught);
+        expect(renamed).toBeInstanceOf(PermanentSmartsheetError);
+        expect(renamed).toMatchObject({ statusCode: 400, errorCode: 1056, operation: "updateColumn" });
+        await expect(smartsheet.updateColumn(intakeSheetId, status.id, { options: ["A"] })).rejects.toMatchObject({ kind: "permanent", errorCode: 1090 });
+        expect(await smartsheet.getColumns(intakeSheetId)).toEqual(before);
+    });
+
+    it("never sends an added column twice: one made although the caller got 4002 is ambiguous", async () => {
+        const { sim } = context;
+        sim.core.setFaults([{ op: "addColumn", kind: "commitThenError4002", times: 1 }]);
+        const smartsheet = adapter(sim);
+        const { intakeSheetId } = anchors(sim);
+        const error = await smartsheet.addColumn(intakeSheetId, { index: 6, title: "Owner", type: "TEXT_NUMBER" }).catch((caught: unknown) => caught);
+        expect(error).toBeInstanceOf(AmbiguousWriteError);
+        expect(error).toMatchObject({ operation: "addColumn", errorCode: 4002 });
+        expect(sim.core.calls().byOperation.addColumn).toBe(1);
+        // Sent again, as a caller would after looking: there already.
+        expect(await smartsheet.addColumn(intakeSheetId, { index: 6, title: "Owner", type: "TEXT_NUMBER" })).toEqual({ created: false });
+        expect((await smartsheet.getColumns(intakeSheetId)).filter((column) => column.title === "Owner")).toHaveLength(1);
+    });
+
+    it("answers a delete of a column that is gone already (404) as done, also when its re-send after a 4002 finds it gone, and still throws a refused delete", async () => {
+        const { sim } = context;
+        const smartsheet = adapter(sim);
+        const { intakeSheetId } = anchors(sim);
+        const [code, , , , status, folder] = await smartsheet.getColumns(intakeSheetId);
+        await smartsheet.deleteColumn(intakeSheetId, folder!.id);
+        sim.core.resetCalls();
+
+        await expect(smartsheet.deleteColumn(intakeSheetId, folder!.id)).resolves.toBeUndefined();
+        expect(sim.core.calls().log.map((call) => [call.op, call.status])).toEqual([["deleteColumn", 404]]);
+
+        sim.core.setFaults([{ op: "deleteColumn", kind: "commitThenError4002", times: 1 }]);
+        sim.core.resetCalls();
+        await expect(smartsheet.deleteColumn(intakeSheetId, status!.id)).resolves.toBeUndefined();
+        expect(sim.core.calls().log.map((call) => call.status)).toEqual([500, 404]);
+        expect((await smartsheet.getColumns(intakeSheetId)).map((column) => column.title)).toEqual(["Product Code", "Product Name", "Product Line", "Approved"]);
+
+        const primary = await smartsheet.deleteColumn(intakeSheetId, code!.id).catch((caught: unknown) => caught);
+        expect(primary).toBeInstanceOf(PermanentSmartsheetError);
+        expect(primary).toMatchObject({ statusCode: 400, errorCode: 1065, operation: "deleteColumn" });
+    });
+
+    it("deletes summary fields ignoring ids that are gone, makes no call for no ids, and throws for a sheet that is not there", async () => {
+        const { sim } = context;
+        const smartsheet = adapter(sim);
+        const register = anchors(sim).template("Document Register").id;
+        const [first, ...rest] = await smartsheet.getSummaryFields(register);
+
+        await smartsheet.deleteSummaryFields(register, [first!.id]);
+        await expect(smartsheet.deleteSummaryFields(register, [first!.id])).resolves.toBeUndefined();
+        await smartsheet.deleteSummaryFields(register, []);
+        expect(smartsheet.calls().byOperation).toEqual({ getSummary: 1, deleteSummaryFields: 2 });
+        expect((await smartsheet.getSummaryFields(register)).map((field) => field.id)).toEqual(rest.map((field) => field.id));
+
+        await expect(smartsheet.deleteSummaryFields(1111111111111111, [first!.id])).rejects.toMatchObject({ kind: "permanent", statusCode: 404, errorCode: 1006 });
+    });
+
     it("updateRowsEach writes every row Smartsheet accepts and names each one it refuses (a locked row: 403/1050), in one call", async () => {
         const { sim } = context;
         const smartsheet = adapter(sim);
