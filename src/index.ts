@@ -14,6 +14,7 @@ import "./functions/jobsApi";
 import "./functions/unparkJob";
 import "./functions/intakeWebhook";
 import "./functions/intakeSweepRequested";
+import "./functions/convergence";
 
 // What telemetry still holds goes out before the worker stops.
 app.hook.appTerminate(() => shutdownTelemetry());

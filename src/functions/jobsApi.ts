@@ -1,7 +1,7 @@
 import * as df from "durable-functions";
 import { app } from "@azure/functions";
 import { convergeApiDeps, jobsApiDeps } from "../shared/composition";
-import { convergencePlan, convergenceVersions, getJob, listJobs, webhookHealthReport } from "../shared/recovery/jobsApi";
+import { convergenceApply, convergencePlan, convergenceVersions, getJob, listJobs, webhookHealthReport } from "../shared/recovery/jobsApi";
 import { orchestrationsOver } from "../shared/orchestration/Orchestrations";
 
 app.http("listJobs", {
@@ -46,4 +46,23 @@ app.http("convergenceVersions", {
     methods: ["GET"],
     authLevel: "function",
     handler: async (request, context) => convergenceVersions(await convergeApiDeps(context), { site: request.query.get("site") }),
+});
+
+// Convergence applied: one fleet instance per site brings its products to the version, a few at a time.
+df.app.client.http("convergenceApply", {
+    route: "converge",
+    methods: ["POST"],
+    authLevel: "function",
+    handler: async (request, client, context) => {
+        const text = await request.text();
+        let body: unknown = {};
+        if (text.trim() !== "") {
+            try {
+                body = JSON.parse(text);
+            } catch {
+                return { status: 400, jsonBody: { error: 'The body is not JSON; send {"to","site","product","by"} (each optional) or nothing.' } };
+            }
+        }
+        return convergenceApply({ ...(await convergeApiDeps(context)), orchestrations: orchestrationsOver(client) }, body);
+    },
 });

@@ -414,6 +414,12 @@ export const SETTINGS = {
         schema: wholeNumber(1, 600).default(5),
     },
     STEP_RETRY_MAX_SECONDS: { meaning: "longest delay between two retries of a step", shown: "value", schema: wholeNumber(1, 600).default(60) },
+    CONVERGE_CONCURRENCY: {
+        meaning:
+            "products one convergence (POST /api/converge, per site) brings to a template version at a time: few, so that provisioning's activities never queue behind a convergence of hundreds of products",
+        shown: "value",
+        schema: wholeNumber(1, 10).default(2),
+    },
     STEP_RETRY_ATTEMPTS: {
         meaning: "attempts of a step before its orchestration gives up (a bug then parks the job; a transient failure, the reaper then recovers it)",
         shown: "value",

@@ -16,12 +16,17 @@ const USAGE = `Usage: sheetwright-jobs <command> [options]     (from a checkout:
 Commands:
   list [--state S] [--site NAME]        active jobs, or every job in state S (queued, running, parked, done, rejected); of every site, or one
   show <jobKey>                         one job: its row and its orchestration
-  unpark <jobKey> [--by WHO] [--note T] resume a parked job at its stage
+  unpark <jobKey> [--by WHO] [--note T] [--decision keep-product|take-template]
+                                        resume a parked job at its stage; a product parked on its convergence's
+                                        conflicts takes a decision: keep the product's edits, or write the template's over them
   reconcile                             write the terminal states that job rows missed, now
   health                                the webhook receiver's health: per site and week, rows the timer sweeps found that no webhook announced (healthy: 0)
   converge --dry-run [--to VERSION] [--site NAME] [--product CODE]
                                         each done product's plan to a template version (default: the template as it is now), and the total:
                                         changes, conflicts, Smartsheet calls; reads Smartsheet, writes nothing to it
+  converge --apply [--to VERSION] [--site NAME] [--product CODE] [--by WHO]
+                                        bring those products to the version: one convergence per site, a few products at a time;
+                                        a product whose edits conflict with the template's change parks, named (unpark --decision)
   versions [--site NAME]                per template version, newest first, how many products are on it
 
 Options:
@@ -57,6 +62,11 @@ const Job = z.looseObject({
         .default([]),
     lateWritesRemoved: z.array(z.unknown()).default([]),
     orchestration: z.object({ instanceId: z.string().optional(), runtimeStatus: z.string() }).nullable().optional(),
+    blueprintVersion: z.string().optional(),
+    convergence: z
+        .looseObject({ to: z.string(), state: z.string(), attempt: z.number(), instanceId: z.string(), parkReason: z.string().optional(), decision: z.string().optional(), applied: z.array(z.number()).default([]) })
+        .optional(),
+    convergences: z.array(z.looseObject({ from: z.string().optional(), to: z.string(), at: z.string(), changes: z.number(), kept: z.number() })).default([]),
 });
 const JobList = z.looseObject({
     state: z.string(),
@@ -76,6 +86,10 @@ const WebhookHealthReport = z.object({
 });
 
 const ConvergePlans = z.looseObject({ lines: z.array(z.string()) });
+const ConvergeApplied = z.looseObject({
+    fleets: z.array(z.object({ site: z.string(), version: z.string(), source: z.string(), instanceId: z.string(), started: z.boolean() })),
+    sitesLeftOut: z.array(z.object({ site: z.string(), reason: z.string() })).default([]),
+});
 const VersionCount = z.looseObject({
     version: z.string(),
     builtAt: z.string().optional(),
@@ -127,6 +141,8 @@ async function run(argv: string[], io: CliIo): Promise<number> {
                 by: { type: "string" },
                 note: { type: "string" },
                 "dry-run": { type: "boolean", default: false },
+                apply: { type: "boolean", default: false },
+                decision: { type: "string" },
                 to: { type: "string" },
                 product: { type: "string" },
                 json: { type: "boolean", default: false },
@@ -194,11 +210,21 @@ async function run(argv: string[], io: CliIo): Promise<number> {
             const body: Record<string, string> = {};
             if (values.by !== undefined) body.by = values.by;
             if (values.note !== undefined) body.note = values.note;
+            if (values.decision !== undefined) {
+                if (values.decision !== "keep-product" && values.decision !== "take-template") {
+                    throw new UsageError(`--decision is keep-product or take-template, not "${values.decision}".`);
+                }
+                body.decision = values.decision;
+            }
             const answer = await api("POST", `jobs/${jobKey()}/unpark`, body);
             if (answer.status !== 202) return failed(answer, io);
             if (values.json) return printed(answer.body, io);
-            const result = inertValue(answer.body) as { jobKey: string; action: string; instanceId: string; stage?: string };
-            io.out(`${result.jobKey}: ${result.action} (${result.instanceId}); it resumes at the ${result.stage ?? "copy"} stage`);
+            const result = inertValue(answer.body) as { jobKey: string; action: string; instanceId: string; stage?: string; to?: string; decision?: string };
+            if (result.to !== undefined) {
+                io.out(`${result.jobKey}: ${result.action} (${result.instanceId}); it goes on converging to ${result.to}${result.decision ? `, ${result.decision}` : ""}`);
+            } else {
+                io.out(`${result.jobKey}: ${result.action} (${result.instanceId}); it resumes at the ${result.stage ?? "copy"} stage`);
+            }
             return ExitCode.ok;
         }
         case "reconcile": {
@@ -224,8 +250,25 @@ async function run(argv: string[], io: CliIo): Promise<number> {
         }
         case "converge": {
             expectNoMore();
-            if (!values["dry-run"]) {
-                throw new UsageError("converge only plans so far: add --dry-run to see each product's plan (nothing is written to Smartsheet).");
+            if (values["dry-run"] === values.apply) {
+                throw new UsageError("converge takes --dry-run (each product's plan; nothing is written to Smartsheet) or --apply (carry the plans out), one of them.");
+            }
+            if (values.apply) {
+                const body: Record<string, string> = {};
+                for (const name of ["to", "site", "product", "by"] as const) if (values[name] !== undefined) body[name] = values[name];
+                const answer = await api("POST", "converge", body);
+                if (answer.status !== 202) return failed(answer, io);
+                if (values.json) return printed(answer.body, io);
+                const started = ConvergeApplied.parse(inertValue(answer.body));
+                for (const fleet of started.fleets) {
+                    io.out(
+                        `site ${fleet.site}: ${fleet.started ? "converging" : "converging already"} to version ${fleet.version} ` +
+                            `(${fleet.source === "now" ? "the template as it is now" : "stored"}) as ${fleet.instanceId}; ` +
+                            `follow it with: versions${fleet.site ? ` --site ${fleet.site}` : ""}, list --state done, show <jobKey>`,
+                    );
+                }
+                for (const left of started.sitesLeftOut) io.out(`site ${left.site}: left out, ${left.reason}`);
+                return ExitCode.ok;
             }
             const query = new URLSearchParams();
             if (values.to !== undefined) query.set("to", values.to);
@@ -352,6 +395,15 @@ function details(job: z.infer<typeof Job>): string {
         ["last error", job.lastError],
         ["late writes removed", job.lateWritesRemoved.length > 0 ? String(job.lateWritesRemoved.length) : undefined],
         ["orchestration", job.orchestration ? `${job.orchestration.instanceId ?? ""} ${job.orchestration.runtimeStatus}`.trim() : "none"],
+        ["template version", job.blueprintVersion],
+        [
+            "convergence",
+            job.convergence && job.convergence.state !== "done"
+                ? `to ${job.convergence.to}: ${job.convergence.state} (attempt ${job.convergence.attempt}, ${job.convergence.instanceId}, ${job.convergence.applied.length} changes made)` +
+                  `${job.convergence.parkReason ? `: ${job.convergence.parkReason}` : ""}${job.convergence.decision ? `, decision ${job.convergence.decision}` : ""}`
+                : undefined,
+        ],
+        ...job.convergences.map((done): [string, string] => ["converged", `${done.at}: ${done.from ?? "?"} → ${done.to}, ${done.changes} changes, ${done.kept} conflicts kept`]),
         ...job.unparks.map((unpark): [string, string] => ["unparked", `${unpark.at} by ${unparkedBy(unpark)}${unpark.note ? `: ${unpark.note}` : ""}`]),
     ];
     return lines

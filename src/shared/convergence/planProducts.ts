@@ -103,16 +103,8 @@ export interface ConvergePlans {
  * `ConvergeInputError` naming what exists, raised before any Smartsheet call.
  */
 export async function planProducts(deps: ConvergeDeps, query: ConvergePlanQuery): Promise<ConvergePlans> {
-    const sites = sitesAsked(deps, query.site);
-    const stored = await deps.blueprints.list();
-    const asked = query.to === undefined ? undefined : storedTarget(stored.found, query.to, sites, query.site);
-    const sitesLeftOut: ConvergePlans["sitesLeftOut"] = [];
-    for (const site of sites) {
-        if (asked && site.templateFolderId !== asked.templateFolderId) {
-            sitesLeftOut.push({ site: site.name, reason: `its template folder (${site.templateFolderId}) is not version ${asked.version}'s (${asked.templateFolderId})` });
-        }
-    }
-    let planned = asked ? sites.filter((site) => site.templateFolderId === asked.templateFolderId) : sites;
+    const { sites: askedSites, asked, stored, sitesLeftOut } = await sitesAndTarget(deps, query);
+    let planned = askedSites;
 
     const jobs: Array<{ site: Site; row: JobRow }> = [];
     const invalidJobs: InvalidJob[] = [];
@@ -126,32 +118,8 @@ export async function planProducts(deps: ConvergeDeps, query: ConvergePlanQuery)
 
     // The sites' clients, each counting the calls of this plan apart.
     const clients = new Map(planned.map((site) => [site.name, site.smartsheet.withOwnTally()]));
-    const targets = new Map<string, TargetVersion & { shape: TemplateShape }>();
-    const analysed = new Map<number, Blueprint & { shape: TemplateShape }>();
-    for (const site of planned) {
-        let blueprint = asked;
-        if (!blueprint) {
-            try {
-                blueprint = analysed.get(site.templateFolderId) ?? (await prepareShapedBlueprint(deps, clients.get(site.name)!, site.templateFolderId));
-            } catch (error) {
-                // One site's template that cannot be read (its token refused, its folder gone, untidy) stops no other site's plans.
-                if (failureKind(error) === "bug") throw error;
-                sitesLeftOut.push({ site: site.name, reason: `its template folder (${site.templateFolderId}) could not be analysed: ${(error as Error).message}` });
-                continue;
-            }
-            analysed.set(site.templateFolderId, blueprint);
-        }
-        targets.set(site.name, {
-            site: site.name,
-            version: blueprint.version,
-            templateFolderId: blueprint.templateFolderId,
-            source: asked ? "stored" : "now",
-            builtAt: blueprint.builtAt,
-            shape: blueprint.shape,
-        });
-    }
+    const { targets, blueprints } = await analyseTargets(deps, planned, asked, stored.found, clients, sitesLeftOut);
     planned = planned.filter((site) => targets.has(site.name));
-    const blueprints = [...stored.found.filter((known) => ![...analysed.values()].some((fresh) => fresh.version === known.version)), ...analysed.values()];
 
     const products: ProductPlan[] = [];
     const skipped: SkippedProduct[] = [];
@@ -164,26 +132,16 @@ export async function planProducts(deps: ConvergeDeps, query: ConvergePlanQuery)
             skipped.push({ site: site.name, jobKey, productCode: row.productCode, reason: `no stored version of template folder ${site.templateFolderId} has a shape to plan from` });
             continue;
         }
-        // Rows written before the template's sheet names were recorded name none: their copies were named from the version's sheets.
-        const templates = row.templates.length > 0 ? row.templates : from.shape.sheets.map((sheet) => sheet.name);
-        let reads: SheetRead[];
+        let planned: Awaited<ReturnType<typeof planProduct>>;
         try {
-            reads = await readCopies(clients.get(site.name)!, row, templates);
+            planned = await planProduct(clients.get(site.name)!, row, from, target.shape);
         } catch (error) {
             // A product whose folder is gone, or whose reads kept failing, is reported; the others are planned.
             if (failureKind(error) === "bug") throw error;
             skipped.push({ site: site.name, jobKey, productCode: row.productCode, reason: `its copies could not be read: ${(error as Error).message}` });
             continue;
         }
-        const product = shapeOfProduct({ productCode: row.productCode, productName: row.productName, templates, reads });
-        const plan = planConvergence({ from: from.shape, to: target.shape, product, productCode: row.productCode });
-        const notes = [
-            ...(from.instead ? [from.instead] : []),
-            ...(row.templates.length === 0 ? [`its row names no template sheets: its copies are looked for under the names version ${from.version}'s sheets give`] : []),
-            ...(row.copiesAnalysed || !row.blueprintSettled
-                ? [`its copies were made while the template was being edited: they may be of a later state than version ${row.blueprintVersion ?? "(none)"}, the one it was accepted with`]
-                : []),
-        ];
+        const { plan, notes } = planned;
         const { shape: _shape, ...fromNamed } = from;
         products.push({ site: site.name, jobKey, productCode: row.productCode, productName: row.productName, from: fromNamed, to: target.version, plan, notes });
     }
@@ -209,6 +167,65 @@ export async function planProducts(deps: ConvergeDeps, query: ConvergePlanQuery)
         readCalls,
     };
     return { ...result, lines: describeConvergePlans(result) };
+}
+
+/**
+ * The sites asked for, and the stored version asked for (`to`), checked against each other:
+ * bad input is a `ConvergeInputError`, raised before any Smartsheet call. Sites whose template
+ * folder is not the version's are left out, and said so.
+ */
+export async function sitesAndTarget(deps: ConvergeDeps, query: Pick<ConvergePlanQuery, "to" | "site">) {
+    const sites = sitesAsked(deps, query.site);
+    const stored = await deps.blueprints.list();
+    const asked = query.to === undefined ? undefined : storedTarget(stored.found, query.to, sites, query.site);
+    const sitesLeftOut: ConvergePlans["sitesLeftOut"] = [];
+    for (const site of sites) {
+        if (asked && site.templateFolderId !== asked.templateFolderId) {
+            sitesLeftOut.push({ site: site.name, reason: `its template folder (${site.templateFolderId}) is not version ${asked.version}'s (${asked.templateFolderId})` });
+        }
+    }
+    return { sites: asked ? sites.filter((site) => site.templateFolderId === asked.templateFolderId) : sites, asked, stored, sitesLeftOut };
+}
+
+/**
+ * Each site's target: the version asked for, or its template folder as it is now (analysed once
+ * per folder, and stored as the intake sweep stores a version). A site whose template cannot be
+ * analysed is left out, said in `sitesLeftOut`; the stored versions with the fresh ones are returned.
+ */
+export async function analyseTargets(
+    deps: ConvergeDeps,
+    sites: readonly Site[],
+    asked: (Blueprint & { shape: TemplateShape }) | undefined,
+    stored: readonly Blueprint[],
+    clients: ReadonlyMap<string, SmartsheetPort>,
+    sitesLeftOut: ConvergePlans["sitesLeftOut"],
+): Promise<{ targets: Map<string, TargetVersion & { shape: TemplateShape }>; blueprints: Blueprint[] }> {
+    const targets = new Map<string, TargetVersion & { shape: TemplateShape }>();
+    const analysed = new Map<number, Blueprint & { shape: TemplateShape }>();
+    for (const site of sites) {
+        let blueprint = asked;
+        if (!blueprint) {
+            try {
+                blueprint = analysed.get(site.templateFolderId) ?? (await prepareShapedBlueprint(deps, clients.get(site.name) ?? site.smartsheet, site.templateFolderId));
+            } catch (error) {
+                // One site's template that cannot be read (its token refused, its folder gone, untidy) stops no other site's.
+                if (failureKind(error) === "bug") throw error;
+                sitesLeftOut.push({ site: site.name, reason: `its template folder (${site.templateFolderId}) could not be analysed: ${(error as Error).message}` });
+                continue;
+            }
+            analysed.set(site.templateFolderId, blueprint);
+        }
+        targets.set(site.name, {
+            site: site.name,
+            version: blueprint.version,
+            templateFolderId: blueprint.templateFolderId,
+            source: asked ? "stored" : "now",
+            builtAt: blueprint.builtAt,
+            shape: blueprint.shape,
+        });
+    }
+    const blueprints = [...stored.filter((known) => ![...analysed.values()].some((fresh) => fresh.version === known.version)), ...analysed.values()];
+    return { targets, blueprints };
 }
 
 /** The sites asked for: the one named, or every site. */
@@ -248,7 +265,7 @@ function storedTarget(stored: readonly Blueprint[], version: string, sites: read
 }
 
 /** Why there is no such product to plan: not done yet, or no product of that code at all (naming the done ones). */
-async function unknownProduct(deps: ConvergeDeps, sites: readonly Site[], code: string): Promise<ConvergeInputError> {
+export async function unknownProduct(deps: ConvergeDeps, sites: readonly Site[], code: string): Promise<ConvergeInputError> {
     for (const site of sites) {
         const pk = String(site.intakeSheetId);
         const rowKey = await deps.jobs.holderOfCode(pk, code);
@@ -272,7 +289,7 @@ async function unknownProduct(deps: ConvergeDeps, sites: readonly Site[], code: 
  * before shapes were recorded, or gone, or a row from before versions were), the oldest stored
  * version of the site's template folder with a shape — said in `instead`.
  */
-function fromVersion(row: JobRow, site: Site, blueprints: readonly Blueprint[], target: string): (FromVersion & { shape: TemplateShape }) | undefined {
+export function fromVersion(row: JobRow, site: Site, blueprints: readonly Blueprint[], target: string): (FromVersion & { shape: TemplateShape }) | undefined {
     const own = row.blueprintVersion === undefined ? undefined : blueprints.find((known) => known.version === row.blueprintVersion);
     if (own?.shape) return { version: own.version, shape: own.shape };
     const oldest = [...blueprints]
@@ -292,6 +309,32 @@ function fromVersion(row: JobRow, site: Site, blueprints: readonly Blueprint[], 
         instead: `${why}: planned from the oldest version with a shape, ${oldest.version}${same}`,
         shape: oldest.shape!,
     };
+}
+
+/**
+ * One product's plan from `from` to `target`: its copies read through `smartsheet` (one listing
+ * of its folder, a `getSheet` and a `getSummary` per copy), compared three-way. The same state
+ * gives the same plan. Throws what the reads throw (`ProductUnreadableError` without a folder).
+ */
+export async function planProduct(
+    smartsheet: SmartsheetPort,
+    row: JobRow,
+    from: FromVersion & { shape: TemplateShape },
+    target: TemplateShape,
+): Promise<{ plan: ConvergencePlan; notes: string[] }> {
+    // Rows written before the template's sheet names were recorded name none: their copies were named from the version's sheets.
+    const templates = row.templates.length > 0 ? row.templates : from.shape.sheets.map((sheet) => sheet.name);
+    const reads = await readCopies(smartsheet, row, templates);
+    const product = shapeOfProduct({ productCode: row.productCode, productName: row.productName, templates, reads });
+    const plan = planConvergence({ from: from.shape, to: target, product, productCode: row.productCode });
+    const notes = [
+        ...(from.instead ? [from.instead] : []),
+        ...(row.templates.length === 0 ? [`its row names no template sheets: its copies are looked for under the names version ${from.version}'s sheets give`] : []),
+        ...(row.copiesAnalysed || !row.blueprintSettled
+            ? [`its copies were made while the template was being edited: they may be of a later state than version ${row.blueprintVersion ?? "(none)"}, the one it was accepted with`]
+            : []),
+    ];
+    return { plan, notes };
 }
 
 class ProductUnreadableError extends Error implements DeclaresFailureKind {

@@ -101,6 +101,58 @@ export const LateWriteRemoval = z.object({
 });
 export type LateWriteRemoval = z.infer<typeof LateWriteRemoval>;
 
+/** A decision a person took on a convergence's conflicts, with the unpark that carried it. */
+export const ConvergenceDecision = z.enum(["keep-product", "take-template"]);
+export type ConvergenceDecision = z.infer<typeof ConvergenceDecision>;
+
+/**
+ * A convergence of the (done) product to another template version, while it runs: what was
+ * planned (frozen before the first write, so a re-run carries out the same changes), which of them
+ * are carried out, and the conflicts a person must decide (`convergences` keeps the record of
+ * each one finished). The plan is the convergence module's `ConvergencePlan`,
+ * parsed there (this module stays below it). Stays, `done`, until the next convergence.
+ */
+export const ConvergenceRun = z.object({
+    to: z.string(),
+    /** The version planned from (the row's own, or the oldest stored with a shape). */
+    from: z.string().optional(),
+    /** 1 for the first; an unpark or a new apply after a run stalled takes the next (and a new instance id). */
+    attempt: z.number().int().min(1),
+    instanceId: z.string(),
+    /**
+     * `planned`: claimed by an apply, no plan yet; `applying`: plan frozen, changes being made;
+     * `parked`: conflicts wait for a decision; `done`: the product is on `to` (kept until the next convergence).
+     */
+    state: z.enum(["planned", "applying", "parked", "done"]),
+    requestedAt: Timestamp,
+    requestedBy: z.string().optional(),
+    lastProgressAt: Timestamp,
+    plan: z.unknown().optional(),
+    /** Indexes into the plan's changes (then `resolved`'s, after them) carried out. */
+    applied: z.array(z.number().int().nonnegative()).default([]),
+    /** Changes a `take-template` decision added for conflicts it resolved (indexes after the plan's). */
+    resolved: z.array(z.unknown()).default([]),
+    decision: ConvergenceDecision.optional(),
+    decidedBy: z.string().optional(),
+    decisionNote: z.string().optional(),
+    parkReason: z.string().optional(),
+    parkedAt: Timestamp.optional(),
+});
+export type ConvergenceRun = z.infer<typeof ConvergenceRun>;
+
+/** A convergence that finished: the product went from one version to the other. */
+export const ConvergenceRecord = z.object({
+    from: z.string().optional(),
+    to: z.string(),
+    at: Timestamp,
+    changes: z.number().int().nonnegative(),
+    /** Conflicts left as the product had them (a `keep-product` decision). */
+    kept: z.number().int().nonnegative(),
+    decision: ConvergenceDecision.optional(),
+    decidedBy: z.string().optional(),
+});
+export type ConvergenceRecord = z.infer<typeof ConvergenceRecord>;
+
 /** An alert given up: the webhook's status (when it answered), why, after how many tries, when. */
 const AlertGivenUp = z.object({ status: z.number().int().optional(), reason: z.string(), tries: z.number().int().min(1), at: Timestamp });
 
@@ -243,6 +295,10 @@ export const JobRow = z.object({
             }),
         ),
     ).default([]),
+    /** The latest convergence to another template version (see ConvergenceRun). */
+    convergence: json(ConvergenceRun).optional(),
+    /** Convergences finished, oldest first: the product's versions after the one it was provisioned from. */
+    convergences: json(z.array(ConvergenceRecord)).default([]),
     lastError: z.string().optional(),
     smartsheetCalls: z.number().int().min(0).default(0),
     callsByOperation: json(z.record(z.string(), z.number().int())).default({}),

@@ -25,4 +25,6 @@ export const ClaimKey = {
     register: key("register"),
     /** The status on the intake row. */
     intake: key("intake"),
+    /** One change (by its index in the run) of the product's convergence to a template version. */
+    convergence: (version: string, index: number) => key(`converge:${version}:${index}`),
 } as const;

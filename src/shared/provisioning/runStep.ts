@@ -46,7 +46,11 @@ export async function runStep(
     input: StepInput,
     step: string,
     body: (context: StepContext) => Promise<StepResult | void>,
-    options: { from?: readonly JobState[] } = {},
+    options: {
+        from?: readonly JobState[];
+        /** The instance that owns the job for this step (default: the provisioning attempt's); another one's step is superseded. */
+        owner?: (row: JobRow) => string | undefined;
+    } = {},
 ): Promise<StepOutcome> {
     const key = input.jobKey;
     const from = options.from ?? JobLife.work.from;
@@ -54,9 +58,11 @@ export async function runStep(
     let tallied: SmartsheetPort | undefined;
     const siteOfJob = () => (site ??= deps.sites.ofJob(key));
     const smartsheetOfJob = () => (tallied ??= siteOfJob().smartsheet.withOwnTally((message) => deps.log.warn(`job ${formatJobKey(key)}: ${message}`)));
+    const ownerOf = options.owner ?? ((row: JobRow) => row.instanceId);
     const fenced = (change: (row: JobRow) => JobRowInput | undefined) => (row: JobRow) => {
-        if (row.instanceId !== input.instanceId) {
-            throw new SupersededError(`Job ${formatJobKey(key)} is owned by ${row.instanceId ?? "no instance"} now.`);
+        const owner = ownerOf(row);
+        if (owner !== input.instanceId) {
+            throw new SupersededError(`Job ${formatJobKey(key)} is owned by ${owner ?? "no instance"} now.`);
         }
         return change(row);
     };

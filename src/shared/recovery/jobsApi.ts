@@ -2,6 +2,7 @@ import { z } from "zod";
 import { ConvergeInputError } from "../convergence/ConvergeInputError";
 import { ConvergePlanQuery, planProducts, type ConvergeDeps } from "../convergence/planProducts";
 import { TemplateVersionsQuery, templateVersions } from "../convergence/templateVersions";
+import { ConvergeApplyRequest, startConvergence } from "../convergence/startConvergence";
 import type { WebhookHealth } from "../intake/WebhookHealth";
 import { ACTIVE_STATES, formatJobKey, JobState, parseJobKey, type JobRow } from "../jobs/JobRow";
 import { InvalidJobRowError, type InvalidJob, type JobStore, type StoredJob } from "../jobs/JobStore";
@@ -200,31 +201,39 @@ function queryProblem(error: z.ZodError): ApiResponse {
     return problem(400, `${issue.path.join(".") || "query"}: ${issue.message}.`);
 }
 
-/**
- * `GET /api/converge/plan?to=&site=&product=`: the convergence plan of each done product (of the
- * site, or the one product, asked for) to the template version `to` (default: the template as it
- * is now, analysed afresh), read-only: nothing is written to Smartsheet. 400 for a version, site
- * or product that does not exist, naming those that do.
- */
-export async function convergencePlan(deps: ConvergeApiDeps, query: QueryText): Promise<ApiResponse> {
-    const parsed = ConvergePlanQuery.safeParse(query);
+/** Answers a convergence query: 400 for a query that does not parse or names what does not exist, naming what does. */
+async function answerConvergeQuery<S extends z.ZodType>(schema: S, query: unknown, answer: (parsed: z.infer<S>) => Promise<unknown>): Promise<ApiResponse> {
+    const parsed = schema.safeParse(query);
     if (!parsed.success) return queryProblem(parsed.error);
     try {
-        return { status: 200, jsonBody: await planProducts(deps, parsed.data) };
+        return { status: 200, jsonBody: await answer(parsed.data) };
     } catch (error) {
         if (error instanceof ConvergeInputError) return problem(400, error.message);
         throw error;
     }
 }
 
+/**
+ * `GET /api/converge/plan?to=&site=&product=`: the convergence plan of each done product (of the
+ * site, or the one product, asked for) to the template version `to` (default: the template as it
+ * is now, analysed afresh), read-only: nothing is written to Smartsheet. 400 for a version, site
+ * or product that does not exist, naming those that do.
+ */
+export function convergencePlan(deps: ConvergeApiDeps, query: QueryText): Promise<ApiResponse> {
+    return answerConvergeQuery(ConvergePlanQuery, query, (parsed) => planProducts(deps, parsed));
+}
+
 /** `GET /api/converge/versions?site=`: per template version, the products on it (newest first), from the Jobs table. */
-export async function convergenceVersions(deps: ConvergeApiDeps, query: QueryText): Promise<ApiResponse> {
-    const parsed = TemplateVersionsQuery.safeParse(query);
-    if (!parsed.success) return queryProblem(parsed.error);
-    try {
-        return { status: 200, jsonBody: await templateVersions(deps, parsed.data) };
-    } catch (error) {
-        if (error instanceof ConvergeInputError) return problem(400, error.message);
-        throw error;
-    }
+export function convergenceVersions(deps: ConvergeApiDeps, query: QueryText): Promise<ApiResponse> {
+    return answerConvergeQuery(TemplateVersionsQuery, query, (parsed) => templateVersions(deps, parsed));
+}
+
+/**
+ * `POST /api/converge` with `{"to","site","product","by"}` (all optional): starts converging the
+ * products asked for, one fleet per site (202 with each fleet's instance id, `started: false`
+ * when it runs already). 400 as the plan's; 415 for a body that is not JSON.
+ */
+export async function convergenceApply(deps: ConvergeApiDeps & { orchestrations: Orchestrations }, body: unknown): Promise<ApiResponse> {
+    const answered = await answerConvergeQuery(ConvergeApplyRequest, body ?? {}, (request) => startConvergence(deps, request));
+    return answered.status === 200 ? { ...answered, status: 202 } : answered;
 }

@@ -1,8 +1,10 @@
 import { z } from "zod";
 import { hasHiddenCharacters } from "../text/logText";
 import { problem, quoted, type ApiResponse } from "./jobsApi";
-import { currentInstanceId, formatJobKey, parseJobKey } from "../jobs/JobRow";
-import { JobConcurrencyError, JobStateConflictError } from "../jobs/JobStore";
+import { ConvergenceDecision, currentInstanceId, formatJobKey, parseJobKey, type JobRow } from "../jobs/JobRow";
+import { JobConcurrencyError, JobStateConflictError, type StoredJob } from "../jobs/JobStore";
+import { ConvergenceNames, convergeInstanceId } from "../convergence/contracts";
+import { describeConflict, TAKEABLE, undecidedOf } from "../convergence/convergeSteps";
 import { JobLife, lineOf } from "../jobs/jobLife";
 import { jobEvents } from "../telemetry/jobEvents";
 import { instanceIdFor } from "../jobs/instanceIds";
@@ -22,6 +24,8 @@ const plainText = (max: number) =>
 const UnparkRequest = z.strictObject({
     by: plainText(100).pipe(z.string().min(1)).optional(),
     note: plainText(500).optional(),
+    /** For a product parked on its convergence's conflicts: whose side each conflict takes. */
+    decision: ConvergenceDecision.optional(),
 });
 
 /**
@@ -102,29 +106,20 @@ export async function unparkJob(deps: RecoveryDeps, jobKeyText: string, bodyText
     if (!stored) return problem(404, `There is no job ${jobKeyText}.`);
     const row = stored.row;
     const jobKey = formatJobKey(key);
+    if (row.state === "done" && row.convergence?.state === "parked") return unparkConvergence(deps, stored, request.data, caller);
+    if (request.data.decision !== undefined) {
+        return problem(400, `Job ${jobKey} is ${row.state}${row.state === "parked" ? " in provisioning" : ""}, not parked on a convergence: a decision (keep-product, take-template) is for a convergence's conflicts; leave it out.`, {
+            state: row.state,
+        });
+    }
     if (row.state !== "parked") {
         return problem(409, `Job ${jobKey} is ${row.state}, not parked; there is nothing to unpark.`, { state: row.state });
     }
 
     const instanceId = currentInstanceId(row);
     const status = await deps.orchestrations.status(instanceId);
-    const easyAuth = deps.config.WEBSITE_AUTH_ENABLED === true;
-    const identity = platformIdentity(caller, easyAuth);
-    if (!easyAuth && (caller.principalName || caller.principal)) {
-        deps.log.warn(
-            `job ${jobKey}: the unpark request carries X-MS-CLIENT-PRINCIPAL headers but App Service authentication is off ` +
-                `(WEBSITE_AUTH_ENABLED is not True), so anyone could have sent them: ignored; recording what the body claims`,
-        );
-    }
-    const by = identity?.name ?? request.data.by ?? "ops";
-    const trail = {
-        by,
-        claimedBy: request.data.by,
-        identityProvider: identity?.provider,
-        note: request.data.note,
-        at: deps.now().toISOString(),
-        parkReason: row.parkReason,
-    };
+    const trail = trailOf(deps, jobKey, request.data, caller, row.parkReason);
+    const by = trail.by;
     if (status && LIVE_STATUSES.includes(status.runtimeStatus)) {
         try {
             await deps.jobs.replace(stored, { ...row, unparks: [...row.unparks, trail] }, { from: JobLife.whileParked.from });
@@ -159,6 +154,87 @@ export async function unparkJob(deps: RecoveryDeps, jobKeyText: string, bodyText
     );
     jobEvents.transition(deps.telemetry, { ...row, state: "running", attempt }, deps.sites, { from: "parked", to: "running", reason: "unparked" });
     return { status: 202, jsonBody: { jobKey, instanceId: next, action: "new attempt started", stage: row.stage } };
+}
+
+/** Who unparks (the platform's identity when App Service authentication is on, else what the body claims), when, and why. */
+function trailOf(deps: RecoveryDeps, jobKey: string, request: z.infer<typeof UnparkRequest>, caller: CallerHeaders, parkReason: string | undefined): JobRow["unparks"][number] {
+    const easyAuth = deps.config.WEBSITE_AUTH_ENABLED === true;
+    const identity = platformIdentity(caller, easyAuth);
+    if (!easyAuth && (caller.principalName || caller.principal)) {
+        deps.log.warn(
+            `job ${jobKey}: the unpark request carries X-MS-CLIENT-PRINCIPAL headers but App Service authentication is off ` +
+                `(WEBSITE_AUTH_ENABLED is not True), so anyone could have sent them: ignored; recording what the body claims`,
+        );
+    }
+    return { by: identity?.name ?? request.by ?? "ops", claimedBy: request.by, identityProvider: identity?.provider, note: request.note, at: deps.now().toISOString(), parkReason };
+}
+
+/**
+ * Resumes a product parked on its convergence: its conflicts (if any) need a decision —
+ * `keep-product` leaves them as the product has them, `take-template` writes the template's
+ * attributes over those it can (an edited or data-holding column or field) — and the next
+ * attempt starts from the row, carrying out what is left of the frozen plan.
+ */
+async function unparkConvergence(deps: RecoveryDeps, stored: StoredJob, request: z.infer<typeof UnparkRequest>, caller: CallerHeaders): Promise<ApiResponse> {
+    const row = stored.row;
+    const key = { pk: row.intakeSheetId, rk: row.intakeRowId };
+    const jobKey = formatJobKey(key);
+    const run = row.convergence!;
+    const conflicts = undecidedOf(run);
+    if (conflicts.length > 0 && request.decision === undefined) {
+        return problem(
+            400,
+            `Job ${jobKey} is parked on its convergence to ${run.to} with ${conflicts.length} conflict${conflicts.length === 1 ? "" : "s"} (${conflicts.slice(0, 3).map(describeConflict).join("; ")}): ` +
+                `unpark it with a decision, "keep-product" (the product's edits stay) or "take-template" (the template's change is written over them).`,
+            { state: "parked", conflicts: conflicts.length },
+        );
+    }
+    if (request.decision === "take-template") {
+        const stuck = conflicts.filter((conflict) => !TAKEABLE.has(conflict.kind));
+        if (stuck.length > 0) {
+            return problem(
+                400,
+                `take-template cannot resolve ${stuck.map(describeConflict).join("; ")}: change the product by hand (rename its column or field, say), then unpark with keep-product.`,
+                { state: "parked" },
+            );
+        }
+    }
+    const trail = trailOf(deps, jobKey, request, caller, run.parkReason);
+    const attempt = run.attempt + 1;
+    const instanceId = convergeInstanceId(key, run.to, attempt);
+    const now = deps.now().toISOString();
+    try {
+        await deps.jobs.replace(
+            stored,
+            {
+                ...row,
+                unparks: [...row.unparks, trail],
+                convergence: {
+                    ...run,
+                    attempt,
+                    instanceId,
+                    state: run.plan === undefined ? "planned" : "applying",
+                    decision: conflicts.length > 0 ? request.decision : run.decision,
+                    decidedBy: conflicts.length > 0 ? trail.by : run.decidedBy,
+                    decisionNote: conflicts.length > 0 ? request.note : run.decisionNote,
+                    parkReason: undefined,
+                    parkedAt: undefined,
+                    lastProgressAt: now,
+                },
+            },
+            { from: JobLife.whileDone.from },
+        );
+    } catch (error) {
+        if (error instanceof JobConcurrencyError || error instanceof JobStateConflictError) {
+            return problem(409, `Job ${jobKey} changed while it was being unparked; look at it again.`);
+        }
+        throw error;
+    }
+    await deps.orchestrations.start(ConvergenceNames.product, instanceId, { jobKey: key, to: run.to });
+    deps.log.info(
+        `job ${jobKey} convergence parked → applying (unparked by ${describeCaller(trail)}${conflicts.length > 0 ? `, decision ${request.decision}` : ""}; started ${instanceId})`,
+    );
+    return { status: 202, jsonBody: { jobKey, instanceId, action: "convergence resumed", to: run.to, decision: conflicts.length > 0 ? request.decision : undefined } };
 }
 
 /** `dana@contoso.com (aad)`, `dana@contoso.com (aad; claimed "Dana")`, or what the caller claimed, marked as such. */

@@ -45,6 +45,7 @@ import type {
     RowsWritten,
     SheetRead,
     SmartsheetPort,
+    SummaryFieldChange,
     SummaryFieldUpdate,
     WebhookChange,
 } from "./SmartsheetPort";
@@ -95,6 +96,7 @@ interface SdkClient {
         | "getColumns"
         | "addColumn"
         | "updateColumn"
+        | "updateSheet"
         | "deleteColumn"
         | "createCrossSheetReference"
         | "getSummary"
@@ -250,7 +252,7 @@ export class SdkSmartsheet implements SmartsheetPort {
         );
     }
 
-    async updateSummaryFields(sheetId: number, fields: SummaryFieldUpdate[]) {
+    async updateSummaryFields(sheetId: number, fields: ReadonlyArray<SummaryFieldUpdate | SummaryFieldChange>) {
         const answer = await this.call("updateSummaryFields", true, writeResult(z.array(SummaryField)), (retry) =>
             this.sdk.sheets.updateSummaryFields({ sheetId, body: fields, ...retry }),
         );
@@ -311,6 +313,13 @@ export class SdkSmartsheet implements SmartsheetPort {
             ),
         );
         return answer.created ? { created: true, value: answer.value[0]! } : answer;
+    }
+
+    async renameSheet(sheetId: number, name: string) {
+        const answer = await this.call("updateSheet", true, writeResult(SheetRef), (retry) =>
+            this.sdk.sheets.updateSheet({ sheetId, body: { name }, ...retry }),
+        );
+        return answer.result;
     }
 
     async updateColumn(sheetId: number, columnId: number, update: ColumnUpdate) {

@@ -140,6 +140,17 @@ export interface NewSummaryField {
 
 export type SummaryFieldUpdate = { id: number; objectValue: string | number | null } | { id: number; formula: string };
 
+/** A convergence's change of a summary field by id: what the template changed of it (a value or a formula, not both). */
+export interface SummaryFieldChange {
+    id: number;
+    title?: string;
+    type?: string;
+    options?: string[];
+    symbol?: string;
+    formula?: string;
+    objectValue?: string | number | boolean | null;
+}
+
 /**
  * The answer to a create whose name is its identity (a cross-sheet reference's name in its sheet,
  * a summary field's title, a column's title in its sheet): made now, or there already, which
@@ -180,13 +191,15 @@ export interface SmartsheetPort {
     createFolder(parentFolderId: number, name: string): Promise<FolderRef>;
     /** Not idempotent: Smartsheet has no idempotency key for copies. */
     copySheet(sheetId: number, request: CopySheetRequest): Promise<SheetRef>;
+    /** A sheet's new name (convergence, when the template renamed the sheet the copy is named for). */
+    renameSheet(sheetId: number, name: string): Promise<SheetRef>;
     getSheet(sheetId: number, options?: GetSheetOptions): Promise<SheetRead>;
     /** `{ created: false }` when the sheet has a reference of that name already. */
     createCrossSheetReference(sheetId: number, reference: NewCrossSheetReference): Promise<Created<CrossSheetReference>>;
     getSummaryFields(sheetId: number): Promise<SummaryField[]>;
     /** `{ created: false }` when the summary has a field of one of those titles already: then none was added. */
     addSummaryFields(sheetId: number, fields: NewSummaryField[]): Promise<Created<SummaryField[]>>;
-    updateSummaryFields(sheetId: number, fields: SummaryFieldUpdate[]): Promise<SummaryField[]>;
+    updateSummaryFields(sheetId: number, fields: ReadonlyArray<SummaryFieldUpdate | SummaryFieldChange>): Promise<SummaryField[]>;
     /** Deletes summary fields by id; ids that are already gone are ignored, and no ids make no call. */
     deleteSummaryFields(sheetId: number, fieldIds: number[]): Promise<void>;
     updateRows(sheetId: number, rows: RowUpdate[]): Promise<Row[]>;
