@@ -20,6 +20,9 @@ interface RetryPolicy {
     maxRetryMs: number;
 }
 
+/** Rounds of a step's retries a transient failure may outlast before the product parks. */
+const TRANSIENT_ROUNDS = 8;
+
 function retryOf(policy: RetryPolicy): df.RetryOptions {
     const retry = new df.RetryOptions(policy.firstRetryMs, policy.maxAttempts);
     retry.backoffCoefficient = 2;
@@ -43,14 +46,25 @@ export function convergeProduct(policy: RetryPolicy): OrchestrationHandler {
         const log = (message: string) => {
             if (!context.df.isReplaying) context.log(logLine(`job ${jobKey}: ${message}`));
         };
-        /** A step's outcome; a bug still failing after its retries parks the product with its message. */
+        /**
+         * A step's outcome. A bug still failing after its retries parks the product with its
+         * message; a transient failure that outlasts them (a rate limit, an outage) is tried again
+         * after a pause, round after round (nobody else recovers a convergence), and parks the
+         * product only after `TRANSIENT_ROUNDS`.
+         */
         function* run(name: ConvergenceStepName, extra: object = {}): Generator<Task, ConvergeOutcome, unknown> {
-            try {
-                return ConvergeOutcome.parse(yield context.df.callActivityWithRetry(name, retry, { ...step, ...extra }));
-            } catch (error) {
-                const failure = failureOfStep(error);
-                if (failure.kind !== "bug") throw error;
-                return { outcome: "permanent", reason: `Unexpected error in ${failure.step} (a bug; its retries are spent): ${failure.message}` };
+            for (let round = 1; ; round++) {
+                try {
+                    return ConvergeOutcome.parse(yield context.df.callActivityWithRetry(name, retry, { ...step, ...extra }));
+                } catch (error) {
+                    const failure = failureOfStep(error);
+                    if (failure.kind === "bug") return { outcome: "permanent", reason: `Unexpected error in ${failure.step} (a bug; its retries are spent): ${failure.message}` };
+                    const message = error instanceof Error ? error.message : String(error);
+                    if (round >= TRANSIENT_ROUNDS) return { outcome: "permanent", reason: `${name} kept failing through ${round} rounds of retries: ${message}` };
+                    const pauseMs = Math.max(policy.maxRetryMs, 1000) * 2 * round;
+                    log(`${name} failed after its retries (round ${round} of ${TRANSIENT_ROUNDS}); trying again in ${pauseMs / 1000} s: ${message}`);
+                    yield context.df.createTimer(new Date(context.df.currentUtcDateTime.getTime() + pauseMs));
+                }
             }
         }
         function* park(reason: string): Generator<Task, unknown, unknown> {

@@ -39,6 +39,8 @@ export interface JobJson {
     copies: Record<string, unknown>;
     duplicatesRemoved: unknown[];
     orchestration: { runtimeStatus: string; customStatus?: Record<string, unknown> } | null;
+    blueprintVersion?: string;
+    convergence?: { to: string; state: string; attempt: number; parkReason?: string };
 }
 
 export async function job(e2e: E2E, key: string): Promise<JobJson | undefined> {

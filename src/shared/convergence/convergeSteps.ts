@@ -10,6 +10,7 @@ import { addSheetRefusal, applyChange } from "./applyChange";
 import { ConvergenceChange, ConvergenceConflict, ConvergencePlan } from "./plan";
 import { convergeInstanceId, type ClaimInput, type ClaimOutcome, type ConvergeOutcome, type ConvergeStepInput } from "./contracts";
 import { fromVersion, planProduct } from "./planProducts";
+import { referencesIn } from "../provisioning/Blueprint";
 
 /** The run on the row, owned by this instance. */
 function runOf(row: JobRow): ConvergenceRun {
@@ -302,11 +303,21 @@ export function auditConvergence(deps: ProvisioningDeps, input: ConvergeStepInpu
             ...plan.changes.map((change) => `${change.kind} of "${change.sheet}" is not in effect`),
             ...plan.conflicts.filter((conflict) => !keptKeys.has(conflictKey(conflict))).map((conflict) => `unexpected conflict: ${describeConflict(conflict)}`),
         ];
+        // What a formula of the product reads must be the product's own (a copy keeps the template's references beside its own: unused, they read nothing).
         const templateSheetIds = new Set(target.shape.sheets.map((sheet) => sheet.sheetId));
         for (const [template, copy] of Object.entries(context.row.copies)) {
             const sheet = await context.smartsheet.getSheet(copy.sheetId, { include: ["crossSheetReferences"] });
-            for (const reference of sheet.crossSheetReferences ?? []) {
-                if (templateSheetIds.has(reference.sourceSheetId)) problems.push(`reference ${reference.name} of "${template}" reads a template sheet`);
+            const summary = sheet.hasSummaryFields === false ? [] : await context.smartsheet.getSummaryFields(copy.sheetId);
+            const sources = new Map((sheet.crossSheetReferences ?? []).map((reference) => [reference.name, reference.sourceSheetId] as const));
+            const formulas = [
+                ...sheet.columns.map((column) => column.formula),
+                ...sheet.rows.flatMap((row) => row.cells.map((cell) => cell.formula)),
+                ...summary.map((field) => field.formula),
+            ].filter((formula): formula is string => formula !== undefined);
+            for (const name of new Set(formulas.flatMap((formula) => referencesIn(formula)))) {
+                const source = sources.get(name);
+                if (source === undefined) problems.push(`a formula of "${template}" uses {${name}}, which the sheet has no reference for`);
+                else if (templateSheetIds.has(source)) problems.push(`a formula of "${template}" uses {${name}}, which reads a template sheet`);
             }
             const titles = sheet.columns.map((column) => column.title);
             for (const title of new Set(titles)) if (titles.filter((other) => other === title).length > 1) problems.push(`column "${title}" of "${template}" twice`);
