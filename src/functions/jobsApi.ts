@@ -1,7 +1,7 @@
 import * as df from "durable-functions";
 import { app } from "@azure/functions";
 import { convergeApiDeps, jobsApiDeps } from "../shared/composition";
-import { convergenceApply, convergencePlan, convergenceVersions, getJob, listJobs, webhookHealthReport } from "../shared/recovery/jobsApi";
+import { convergenceApply, convergencePlan, convergenceTrial, convergenceVersions, getJob, listJobs, webhookHealthReport } from "../shared/recovery/jobsApi";
 import { orchestrationsOver } from "../shared/orchestration/Orchestrations";
 
 app.http("listJobs", {
@@ -54,15 +54,31 @@ df.app.client.http("convergenceApply", {
     methods: ["POST"],
     authLevel: "function",
     handler: async (request, client, context) => {
-        const text = await request.text();
-        let body: unknown = {};
-        if (text.trim() !== "") {
-            try {
-                body = JSON.parse(text);
-            } catch {
-                return { status: 400, jsonBody: { error: 'The body is not JSON; send {"to","site","product","by"} (each optional) or nothing.' } };
-            }
-        }
-        return convergenceApply({ ...(await convergeApiDeps(context)), orchestrations: orchestrationsOver(client) }, body);
+        const body = await jsonBody(request, '{"to","site","product","by"}');
+        if ("problem" in body) return body.problem;
+        return convergenceApply({ ...(await convergeApiDeps(context)), orchestrations: orchestrationsOver(client) }, body.json);
     },
 });
+
+// Convergence tried on scratch copies of one product, audited and removed: the product is not touched.
+app.http("convergenceTrial", {
+    route: "converge/trial",
+    methods: ["POST"],
+    authLevel: "function",
+    handler: async (request, context) => {
+        const body = await jsonBody(request, '{"to","site","product"}');
+        if ("problem" in body) return body.problem;
+        return convergenceTrial(await convergeApiDeps(context), body.json);
+    },
+});
+
+/** The request's JSON body (none: `{}`), or the 400 that says what to send. */
+async function jsonBody(request: { text(): Promise<string> }, shape: string): Promise<{ json: unknown } | { problem: { status: number; jsonBody: { error: string } } }> {
+    const text = await request.text();
+    if (text.trim() === "") return { json: {} };
+    try {
+        return { json: JSON.parse(text) as unknown };
+    } catch {
+        return { problem: { status: 400, jsonBody: { error: `The body is not JSON; send ${shape} (each optional) or nothing.` } } };
+    }
+}

@@ -45,6 +45,13 @@ describe("convergence end to end: the CLI, the fleet and the product orchestrati
             "total: 5 products, 14 changes (addColumn 5, addSummaryField 5, updateColumn 4), 1 conflict (1 product to park); calls: addColumn 5, addSummaryFields 5, updateColumn 4 (14 in all)",
         );
 
+        // A trial first, on copies of the product that changes most; its scratch folder is gone after.
+        const sheetsBefore = e2e.sim.core.state().sheets.length;
+        const trial = await jobs(e2e, "converge", "--trial");
+        expect(trial.code, trial.err + trial.out).toBe(ExitCode.ok);
+        expect(trial.out.split("\n").at(-1)).toBe("trial passed: the plan does what it says on a copy of the product");
+        expect(e2e.sim.core.state().sheets).toHaveLength(sheetsBefore);
+
         e2e.sim.core.resetCalls();
         const applied = await jobs(e2e, "converge", "--apply", "--by", "Dana");
         expect(applied.code, applied.err).toBe(ExitCode.ok);
@@ -76,7 +83,7 @@ describe("convergence end to end: the CLI, the fleet and the product orchestrati
 
         const refused = await jobs(e2e, "unpark", keys.get(EDITED)!, "--by", "Dana");
         expect(refused.code).toBe(ExitCode.usage);
-        expect(refused.err).toMatch(/edited: column "Approval Status" of "Change Log" \(formula\)/);
+        expect(refused.err).toMatch(/sheet "Change Log", column "Approval Status", formula: the template had/);
         const unparked = await jobs(e2e, "unpark", keys.get(EDITED)!, "--by", "Dana", "--decision", "keep-product", "--note", "their wording stays");
         expect(unparked.code, unparked.err).toBe(ExitCode.ok);
         expect(unparked.out).toMatch(new RegExp(`convergence resumed \\(converge-\\S+-a2\\); it goes on converging to ${target}, keep-product`));

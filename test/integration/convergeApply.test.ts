@@ -9,6 +9,7 @@ import {
     parkConvergence,
 } from "../../src/shared/convergence/convergeSteps";
 import { planProducts } from "../../src/shared/convergence/planProducts";
+import { trialConvergence } from "../../src/shared/convergence/trialConvergence";
 import type { JobKey } from "../../src/shared/jobs/JobRow";
 import type { Orchestrations } from "../../src/shared/orchestration/Orchestrations";
 import type { ProvisioningDeps } from "../../src/shared/provisioning/ProvisioningDeps";
@@ -37,6 +38,36 @@ describe("converging products to a changed template (apply)", () => {
         await customerEditsStatusFormula(current, EDITED);
         const plans = await planProducts(current.deps, {});
         return { ...provisioned, target: plans.targets[0]!.version, plans };
+    });
+
+    it("tries the plan on copies of the product that changes most, in a scratch folder removed after: the audit passes, the writes are the plan's, the products untouched", async () => {
+        const { deps, sim } = world.current;
+        const sheetsBefore = sim.core.state().sheets.length;
+        const productWritesBefore = JSON.stringify(sim.core.state().sheets.map((sheet) => [sheet.id, sheet.version]));
+
+        sim.core.resetCalls();
+        const report = await trialConvergence(deps, {});
+
+        expect(report.productCode).toBe("IND-1042");
+        expect(report.problems).toEqual([]);
+        expect(report.passed).toBe(true);
+        expect(report.callsMade.byOperation).toEqual({ addColumn: 1, addSummaryFields: 1, updateColumn: 1 });
+        expect(report.scratchFolder.removed).toBe(true);
+        expect(report.lines.at(-1)).toBe("trial passed: the plan does what it says on a copy of the product");
+        const state = sim.core.state();
+        expect(state.sheets).toHaveLength(sheetsBefore);
+        expect(state.folders.some((folder) => folder.id === report.scratchFolder.id)).toBe(false);
+        expect(JSON.stringify(state.sheets.map((sheet) => [sheet.id, sheet.version]))).toBe(productWritesBefore);
+        expect(sim.core.calls().byOperation).toMatchObject({ createFolder: 1, copySheet: 7, deleteFolder: 1 });
+    });
+
+    it("a trial of a product its customer edited names the conflict, passes what it can, and the product stays as it was", async () => {
+        const { deps } = world.current;
+        const report = await trialConvergence(deps, { product: EDITED });
+        expect(report.productCode).toBe(EDITED);
+        expect(report.plan.conflicts).toHaveLength(1);
+        expect(report.passed).toBe(true);
+        expect(report.lines.join("\n")).toContain('conflict: sheet "Change Log", column "Approval Status"');
     });
 
     it("brings the unedited product to the new version with the planned writes exactly, parks the edited one with its conflict named, and a second apply starts nothing", async () => {
@@ -93,7 +124,7 @@ describe("converging products to a changed template (apply)", () => {
 
         const refused = await unparkJob({ ...deps, orchestrations } as never, `${key.pk}-${key.rk}`, JSON.stringify({ by: "dana" }));
         expect(refused.status).toBe(400);
-        expect(JSON.stringify(refused.jsonBody)).toContain('edited: column \\"Approval Status\\" of \\"Change Log\\" (formula)');
+        expect(JSON.stringify(refused.jsonBody)).toContain('sheet \\"Change Log\\", column \\"Approval Status\\", formula: the template had');
         expect(started).toEqual([]);
 
         const unparked = await unparkJob({ ...deps, orchestrations } as never, `${key.pk}-${key.rk}`, JSON.stringify({ by: "dana", note: "their wording stays", decision: "keep-product" }));

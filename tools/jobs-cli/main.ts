@@ -24,6 +24,9 @@ Commands:
   converge --dry-run [--to VERSION] [--site NAME] [--product CODE]
                                         each done product's plan to a template version (default: the template as it is now), and the total:
                                         changes, conflicts, Smartsheet calls; reads Smartsheet, writes nothing to it
+  converge --trial [--to VERSION] [--site NAME] [--product CODE]
+                                        one product's plan (the one named, or the one that changes most) carried out on copies of it
+                                        in a scratch folder, audited, and the copies removed: the product is not touched; exit 1 if it fails
   converge --apply [--to VERSION] [--site NAME] [--product CODE] [--by WHO]
                                         bring those products to the version: one convergence per site, a few products at a time;
                                         a product whose edits conflict with the template's change parks, named (unpark --decision)
@@ -86,6 +89,7 @@ const WebhookHealthReport = z.object({
 });
 
 const ConvergePlans = z.looseObject({ lines: z.array(z.string()) });
+const ConvergeTrial = z.looseObject({ lines: z.array(z.string()), passed: z.boolean() });
 const ConvergeApplied = z.looseObject({
     fleets: z.array(z.object({ site: z.string(), version: z.string(), source: z.string(), instanceId: z.string(), started: z.boolean() })),
     sitesLeftOut: z.array(z.object({ site: z.string(), reason: z.string() })).default([]),
@@ -142,6 +146,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
                 note: { type: "string" },
                 "dry-run": { type: "boolean", default: false },
                 apply: { type: "boolean", default: false },
+                trial: { type: "boolean", default: false },
                 decision: { type: "string" },
                 to: { type: "string" },
                 product: { type: "string" },
@@ -250,8 +255,20 @@ async function run(argv: string[], io: CliIo): Promise<number> {
         }
         case "converge": {
             expectNoMore();
-            if (values["dry-run"] === values.apply) {
-                throw new UsageError("converge takes --dry-run (each product's plan; nothing is written to Smartsheet) or --apply (carry the plans out), one of them.");
+            if ([values["dry-run"], values.trial, values.apply].filter(Boolean).length !== 1) {
+                throw new UsageError(
+                    "converge takes one of --dry-run (each product's plan; nothing is written to Smartsheet), --trial (one product's plan carried out on a copy of it, audited, removed) or --apply (carry the plans out).",
+                );
+            }
+            if (values.trial) {
+                const body: Record<string, string> = {};
+                for (const name of ["to", "site", "product"] as const) if (values[name] !== undefined) body[name] = values[name];
+                const answer = await api("POST", "converge/trial", body);
+                if (answer.status !== 200) return failed(answer, io);
+                if (values.json) return printed(answer.body, io);
+                const report = ConvergeTrial.parse(inertValue(answer.body));
+                for (const line of report.lines) io.out(line);
+                return report.passed ? ExitCode.ok : ExitCode.error;
             }
             if (values.apply) {
                 const body: Record<string, string> = {};

@@ -89,7 +89,8 @@ async function inEffect(smartsheet: Port, { change }: ChangeAt): Promise<boolean
     }
 }
 
-async function write(smartsheet: Port, at: ChangeAt): Promise<void> {
+/** The change's write alone, no claim (a trial on scratch copies, which nothing else touches). */
+export async function write(smartsheet: Port, at: ChangeAt): Promise<void> {
     const { change } = at;
     switch (change.kind) {
         case "addColumn": {

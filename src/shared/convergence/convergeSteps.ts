@@ -7,6 +7,7 @@ import type { ProvisioningDeps } from "../provisioning/ProvisioningDeps";
 import { runStep, type StepContext } from "../provisioning/runStep";
 import { failureKind, messageOf } from "../failures";
 import { addSheetRefusal, applyChange } from "./applyChange";
+import { describeConflict } from "./describePlan";
 import { ConvergenceChange, ConvergenceConflict, ConvergencePlan } from "./plan";
 import { convergeInstanceId, type ClaimInput, type ClaimOutcome, type ConvergeOutcome, type ConvergeStepInput } from "./contracts";
 import { fromVersion, planProduct } from "./planProducts";
@@ -63,17 +64,6 @@ export function executionOrder(changes: readonly ConvergenceChange[]): number[] 
                 a.index - b.index,
         )
         .map(({ index }) => index);
-}
-
-/** How a conflict reads in a park reason and a log line: which sheet, column or field, what each side has. */
-export function describeConflict(conflict: ConvergenceConflict): string {
-    const what = conflict.column !== undefined ? `column "${conflict.column}"` : conflict.field !== undefined ? `summary field "${conflict.field}"` : "the sheet";
-    const sides = [
-        conflict.oldTemplate ? `the template had ${JSON.stringify(conflict.oldTemplate)}` : undefined,
-        conflict.newTemplate ? `it now has ${JSON.stringify(conflict.newTemplate)}` : undefined,
-        conflict.product ? `the product has ${JSON.stringify(conflict.product)}` : undefined,
-    ].filter((side): side is string => side !== undefined);
-    return `${conflict.kind}: ${what} of "${conflict.sheet}"${conflict.aspect ? ` (${conflict.aspect})` : ""}${sides.length > 0 ? `: ${sides.join("; ")}` : ""}${conflict.detail ? ` (${conflict.detail})` : ""}`;
 }
 
 /** Conflict kinds a `take-template` decision can resolve: the template's attributes written over the product's. */

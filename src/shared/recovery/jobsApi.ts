@@ -3,6 +3,7 @@ import { ConvergeInputError } from "../convergence/ConvergeInputError";
 import { ConvergePlanQuery, planProducts, type ConvergeDeps } from "../convergence/planProducts";
 import { TemplateVersionsQuery, templateVersions } from "../convergence/templateVersions";
 import { ConvergeApplyRequest, startConvergence } from "../convergence/startConvergence";
+import { trialConvergence } from "../convergence/trialConvergence";
 import type { WebhookHealth } from "../intake/WebhookHealth";
 import { ACTIVE_STATES, formatJobKey, JobState, parseJobKey, type JobRow } from "../jobs/JobRow";
 import { InvalidJobRowError, type InvalidJob, type JobStore, type StoredJob } from "../jobs/JobStore";
@@ -236,4 +237,13 @@ export function convergenceVersions(deps: ConvergeApiDeps, query: QueryText): Pr
 export async function convergenceApply(deps: ConvergeApiDeps & { orchestrations: Orchestrations }, body: unknown): Promise<ApiResponse> {
     const answered = await answerConvergeQuery(ConvergeApplyRequest, body ?? {}, (request) => startConvergence(deps, request));
     return answered.status === 200 ? { ...answered, status: 202 } : answered;
+}
+
+/**
+ * `POST /api/converge/trial` with `{"to","site","product"}` (all optional): the plan of one
+ * product (the one named, or the one whose plan changes most) carried out on copies of it in a
+ * scratch folder, audited and removed; 200 with the report (`passed`), the product untouched.
+ */
+export function convergenceTrial(deps: ConvergeApiDeps, body: unknown): Promise<ApiResponse> {
+    return answerConvergeQuery(ConvergePlanQuery.strict(), body ?? {}, (query) => trialConvergence(deps, query));
 }
