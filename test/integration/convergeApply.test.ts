@@ -15,7 +15,8 @@ import type { Orchestrations } from "../../src/shared/orchestration/Orchestratio
 import type { ProvisioningDeps } from "../../src/shared/provisioning/ProvisioningDeps";
 import { unparkJob } from "../../src/shared/recovery/unpark";
 import type { SimSheetState, SimState } from "../../tools/smartsheet-sim";
-import { changeTemplate, customerEditsStatusFormula, FIXED_STATUS, provisionSeeded, sharedWorld, withdrawRequests } from "../helpers/convergenceWorld";
+import { changeTemplate, customerEditsStatusFormula, FIXED_STATUS, nextSecond, provisionSeeded, sharedWorld, withdrawRequests } from "../helpers/convergenceWorld";
+import { api } from "../sim/simTestKit";
 import type { Harness } from "../helpers/provisioningHarness";
 import { diesAfterCall } from "../helpers/dyingHost";
 import { approvedRequest, intakeSheet } from "../helpers/intakeSheet";
@@ -246,6 +247,10 @@ async function rowOf(deps: Harness["deps"], code: string) {
     return found.row;
 }
 
+function keyOfRow(row: { intakeSheetId: string; intakeRowId: string }): JobKey {
+    return { pk: row.intakeSheetId, rk: row.intakeRowId };
+}
+
 function world0(deps: Harness["deps"]): number {
     return deps.sites.all()[0]!.intakeSheetId;
 }
@@ -311,5 +316,74 @@ describe("converging products to a changed template: a host killed after each Sm
             expect(row.blueprintVersion, `killed after call ${k}`).toBe(target);
             expect(row.claims, `killed after call ${k}`).toEqual({});
         }
+    });
+});
+
+describe("converging products to a template that gained a sheet", () => {
+    const world = sharedWorld({}, async (current) => {
+        const provisioned = await provisionSeeded(current);
+        // The customer adds an eighth sheet to the template: a copy of Change Log, whose column formula reads Approvals.
+        await nextSecond();
+        const state = current.sim.core.state();
+        const changeLog = state.sheets.find((sheet) => sheet.folderId === state.templateFolderId && sheet.name === "Change Log")!;
+        const copied = await api(current.sim, "POST", `sheets/${changeLog.id}/copy?include=all`, { destinationType: "folder", destinationId: state.templateFolderId, newName: "Sign-offs" });
+        expect(copied.status).toBe(200);
+        const plans = await planProducts(current.deps, {});
+        return { ...provisioned, target: plans.targets[0]!.version, plans };
+    });
+
+    it("copies the new sheet into each product once under its composed name, its formula reading the product's own sheets: the plan's writes exactly; delivered twice and run twice at once, each copy and reference once", async () => {
+        const { deps, sim, site, target, plans } = world.current;
+        expect(plans.products.map((product) => product.plan.changes.map((change) => `${change.kind} ${change.sheet}`))).toEqual(plans.products.map(() => ["addSheet Sign-offs"]));
+        expect(plans.products).toHaveLength(3);
+        const claimed = await claim(deps, site.name, target);
+        const keyOf = async (code: string) => {
+            for (const entry of claimed.claimed) if ((await codeOf(deps, entry.jobKey)) === code) return entry.jobKey;
+            throw new Error(`${code} not claimed`);
+        };
+
+        sim.core.resetCalls();
+        expect(await converge(deps, await keyOf("IND-1042"))).toBe("done");
+        // The plan counts the remap's reads of the new copy and its sources among its calls: the writes are its writes.
+        const planned = Object.entries(plans.products.find((product) => product.productCode === "IND-1042")!.plan.calls.byOperation).filter(([op]) => !/^(get|list)/.test(op));
+        expect(countWrites(sim.core.calls().log)).toEqual(Object.fromEntries(planned));
+
+        sim.core.resetCalls();
+        const twice = await keyOf(EDITED);
+        expect(await Promise.all([converge(deps, twice, { times: 2 }), converge(deps, twice, { times: 2 })])).toContain("done");
+        // Creations once each (a reference the other run made first is refused by its name, which Smartsheet keeps unique);
+        // an update sent by both runs at once sets the same formula twice.
+        const made = sim.core.calls().log.filter((call) => call.status !== null && call.status < 400);
+        expect(countWrites(made)).toMatchObject({ copySheet: 1, createCrossSheetReference: 1 });
+
+        const state = sim.core.state();
+        for (const code of ["IND-1042", EDITED]) {
+            const row = await rowOf(deps, code);
+            expect(row.blueprintVersion, code).toBe(target);
+            expect(row.templates, code).toContain("Sign-offs");
+            const copies = state.sheets.filter((sheet) => sheet.folderId === row.folderId && sheet.name.endsWith(" - Sign-offs"));
+            expect(copies.map((sheet) => sheet.id), code).toEqual([row.copies["Sign-offs"]!.sheetId]);
+            const signOffs = copies[0]!;
+            expect(signOffs.name.startsWith(`${code} `), code).toBe(true);
+            expect(columnsTitled(signOffs, "Approval Status")[0]!.formula, code).toBe(`=IF(COUNTIF({${code} Approvals Decision}, "Pending") > 0, "Awaiting approval", "Clear")`);
+            expect(signOffs.crossSheetReferences.find((candidate) => candidate.name === `${code} Approvals Decision`)!.sourceSheetId, code).toBe(row.copies["Approvals"]!.sheetId);
+        }
+    });
+
+    it("an added sheet's copy answered 4002 after Smartsheet made it is adopted by name, not made twice", async () => {
+        const { deps, sim, target } = world.current;
+        // The first test claimed every product and converged two: the third (CON-2201) waits, claimed.
+        const key = keyOfRow(await rowOf(deps, "CON-2201"));
+        expect((await rowOf(deps, "CON-2201")).convergence).toMatchObject({ state: "planned", to: target });
+        sim.core.resetCalls();
+        sim.core.setFaults([{ op: "copySheet", kind: "commitThenError4002", times: 1 }]);
+        expect(await converge(deps, key)).toBe("done");
+        sim.core.setFaults([]);
+
+        const row = await rowOf(deps, "CON-2201");
+        expect(row.blueprintVersion).toBe(target);
+        const copies = sim.core.state().sheets.filter((sheet) => sheet.folderId === row.folderId && sheet.name.endsWith(" - Sign-offs"));
+        expect(copies.map((sheet) => sheet.id)).toEqual([row.copies["Sign-offs"]!.sheetId]);
+        expect(countWrites(sim.core.calls().log)).toMatchObject({ copySheet: 1 });
     });
 });

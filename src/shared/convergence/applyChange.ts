@@ -144,10 +144,7 @@ export async function write(smartsheet: Port, at: ChangeAt): Promise<void> {
 }
 
 export function addSheetRefusal(sheet: string): string {
-    return (
-        `The template has a new sheet, "${sheet}": convergence does not copy sheets into products yet. ` +
-        `Leave it out of this convergence (apply to a version without it), or provision the sheet by hand and plan again.`
-    );
+    return `The template has a new sheet, "${sheet}": a trial does not try sheets added to the template (apply adds them as provisioning does); try a version without it, or apply.`;
 }
 
 /** The reference as the product gets it: the same name, read from the product's copy of its source sheet, over the template reference's range. */

@@ -6,7 +6,8 @@ import { NeedsPersonError, SupersededError } from "../provisioning/errors";
 import type { ProvisioningDeps } from "../provisioning/ProvisioningDeps";
 import { runStep, type StepContext } from "../provisioning/runStep";
 import { failureKind, messageOf } from "../failures";
-import { addSheetRefusal, applyChange } from "./applyChange";
+import { applyChange } from "./applyChange";
+import { addSheetToProduct } from "./addSheet";
 import { describeConflict } from "./describePlan";
 import { ConvergenceChange, ConvergenceConflict, ConvergencePlan } from "./plan";
 import { convergeInstanceId, type ClaimInput, type ClaimOutcome, type ConvergeOutcome, type ConvergeStepInput } from "./contracts";
@@ -191,8 +192,6 @@ export function beginConvergence(deps: ProvisioningDeps, input: ConvergeStepInpu
             const from = fromVersion(context.row, context.site, stored.found, current.to);
             if (!from) throw new NeedsPersonError(`No stored version of template folder ${context.site.templateFolderId} has a shape to plan product ${context.row.productCode} from.`);
             const { plan } = await planProduct(context.smartsheet, context.row, from, target.shape);
-            const added = plan.changes.find((change) => change.kind === "addSheet");
-            if (added) throw new NeedsPersonError(addSheetRefusal(added.sheet));
             const row = await context.update((latest) => {
                 const latestRun = runOf(latest);
                 if (latestRun.plan !== undefined) return undefined;
@@ -240,14 +239,22 @@ export function applyConvergence(deps: ProvisioningDeps, input: ConvergeStepInpu
         const plan = planOf(run);
         if (!plan) throw new NeedsPersonError("The convergence has no plan yet; begin it first.");
         const changes = changesOf(run);
-        const stored = await deps.blueprints.get(run.to);
-        const sourceSheetIds = new Map(Object.entries(context.row.copies).map(([template, copy]) => [template, copy.sheetId]));
+        const target = await deps.blueprints.get(run.to);
+        if (!target) throw new NeedsPersonError(`Template version ${run.to} is no longer stored; apply again to the template as it is now.`);
         for (const index of executionOrder(changes)) {
-            if (run.applied.includes(index)) continue;
+            const latest = await context.update(() => undefined);
+            if (latest.convergence?.applied.includes(index)) continue;
             const change = changes[index]!;
-            const templateReferences = new Map(
-                (stored?.sheets.find((sheet) => sheet.name === change.sheet)?.references ?? []).map((reference) => [reference.name, reference] as const),
-            );
+            if (change.kind === "addSheet") {
+                await addSheetToProduct(deps, context, change, target);
+                await context.update((next) =>
+                    next.convergence ? { ...next, convergence: touched(deps, next.convergence, { applied: [...new Set([...next.convergence.applied, index])] }) } : undefined,
+                );
+                continue;
+            }
+            const templateReferences = new Map((target.sheets.find((sheet) => sheet.name === change.sheet)?.references ?? []).map((reference) => [reference.name, reference] as const));
+            // The product's copies as the row has them now: an added sheet is one of them once copied.
+            const sourceSheetIds = new Map(Object.entries(latest.copies).map(([template, copy]) => [template, copy.sheetId]));
             await applyChange(deps, context, { to: run.to, index, change, templateReferences, sourceSheetIds });
         }
         return { pending: 0, undecided: undecidedOf(run).length };
@@ -293,6 +300,21 @@ export function auditConvergence(deps: ProvisioningDeps, input: ConvergeStepInpu
             ...plan.changes.map((change) => `${change.kind} of "${change.sheet}" is not in effect`),
             ...plan.conflicts.filter((conflict) => !keptKeys.has(conflictKey(conflict))).map((conflict) => `unexpected conflict: ${describeConflict(conflict)}`),
         ];
+        // A copy of an added sheet that landed late (its first answer lost): removed, as provisioning's final audit removes one.
+        if (context.row.folderId !== undefined) {
+            const added = new Set(changesOf(run).filter((change) => change.kind === "addSheet").map((change) => change.sheet));
+            const children = (await context.smartsheet.listFolderChildren(context.row.folderId, ["sheets"])).filter((child) => child.resourceType === "sheet");
+            for (const [template, copy] of Object.entries(context.row.copies)) {
+                for (const twin of children.filter((child) => child.name === copy.name && child.id !== copy.sheetId)) {
+                    if (!added.has(template)) {
+                        problems.push(`two sheets named "${copy.name}" in the product's folder`);
+                        continue;
+                    }
+                    await context.smartsheet.deleteSheet(twin.id);
+                    deps.log.warn(`job ${formatJobKey(input.jobKey)}: removed ${twin.id}, a second copy of the added sheet "${template}" (a copy that landed late)`);
+                }
+            }
+        }
         // What a formula of the product reads must be the product's own (a copy keeps the template's references beside its own: unused, they read nothing).
         const templateSheetIds = new Set(target.shape.sheets.map((sheet) => sheet.sheetId));
         for (const [template, copy] of Object.entries(context.row.copies)) {

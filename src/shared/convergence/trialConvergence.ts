@@ -7,6 +7,7 @@ import { describeCalls, describePlan } from "./describePlan";
 import { sumCalls, type ConvergencePlan, type SmartsheetCalls } from "./plan";
 import { fromVersion, planProduct, planProducts, type ConvergeDeps, type ConvergePlanQuery } from "./planProducts";
 import { ConvergeInputError } from "./ConvergeInputError";
+import { COPY_INCLUDE } from "../provisioning/copyStage";
 
 export interface TrialReport {
     site: string;
@@ -109,7 +110,7 @@ export async function trialConvergence(deps: ConvergeDeps, query: ConvergePlanQu
 async function copyInto(smartsheet: SmartsheetPort, row: JobRow, folderId: number): Promise<JobRow> {
     const copies: JobRow["copies"] = {};
     for (const [template, copy] of Object.entries(row.copies)) {
-        const made = await smartsheet.copySheet(copy.sheetId, { destinationFolderId: folderId, newName: copy.name, include: ["data", "cellLinks", "filters", "forms", "rules"] });
+        const made = await smartsheet.copySheet(copy.sheetId, { destinationFolderId: folderId, newName: copy.name, include: COPY_INCLUDE });
         copies[template] = { templateSheetId: copy.templateSheetId, sheetId: made.id, name: made.name, permalink: made.permalink };
     }
     return { ...row, folderId, copies };

@@ -12,14 +12,15 @@ import { templateSheetNamed } from "./templateRules";
 import { claimIsLive, foldUnsettled, underClaim } from "./underClaim";
 
 /** Everything of a template sheet a product needs: its data and its cross-sheet references. */
-const COPY_INCLUDE: CopyInclude[] = ["data", "cellLinks", "filters", "forms", "rules"];
+/** What a copy of a template sheet takes with it (provisioning, and convergence adding a sheet). */
+export const COPY_INCLUDE: CopyInclude[] = ["data", "cellLinks", "filters", "forms", "rules"];
 
 export function namesOf(row: JobRow) {
     return composeProductNames(row.productCode, row.productName, row.templates);
 }
 
 /** The oldest of several same-named children: the one a first run would have made. */
-function oldest(children: FolderChild[]): FolderChild | undefined {
+export function oldest(children: FolderChild[]): FolderChild | undefined {
     return [...children].sort((a, b) => (a.createdAt ?? "").localeCompare(b.createdAt ?? "") || a.id - b.id)[0];
 }
 
