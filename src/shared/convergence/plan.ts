@@ -564,12 +564,12 @@ function planColumns(draft: PlanDraft, sheet: string, base: TemplateSide, target
             copyOf.set(t, existing);
             // Added by an earlier run of this convergence, or the customer's own column of that title.
             const [newTemplate, product] = [columnAttributes(t, target), columnAttributes(existing, asIs)];
-            if (!same(newTemplate, product)) draft.conflicts.push({ kind: "titleTaken", sheet, column: t.title, position: t.index, newTemplate, product });
+            if (!same(newTemplate, product)) draft.conflicts.push(titleTaken(sheet, { column: t.title, position: t.index }, newTemplate, product));
             continue;
         }
         const holder = [...titleAfter].find(([column, title]) => !deleted.has(column) && columnKey(title) === columnKey(t.title))?.[0];
         if (holder) {
-            draft.conflicts.push({ kind: "titleTaken", sheet, column: t.title, position: t.index, newTemplate: columnAttributes(t, target), product: columnAttributes(holder, asIs) });
+            draft.conflicts.push(titleTaken(sheet, { column: t.title, position: t.index }, columnAttributes(t, target), columnAttributes(holder, asIs)));
             continue;
         }
         const before = targetColumns.slice(0, targetColumns.indexOf(t)).reverse();
@@ -604,6 +604,11 @@ function takenByAnother<T extends { title: string }>(items: readonly T[], owner:
         const template = owner.get(item);
         return template === undefined || key(template.title) === key(item.title);
     });
+}
+
+/** A column or field the template adds under a title the product gives one of its own (an earlier run's, if it is the template's). */
+function titleTaken(sheet: string, what: { column: string; position: number } | { field: string }, newTemplate: Attributes, product: Attributes): ConvergenceConflict {
+    return { kind: "titleTaken", sheet, ...what, newTemplate, product };
 }
 
 function columnConflict(kind: ConflictKind, sheet: string, column: string, at: number, compared: AspectCompared): ConvergenceConflict {
@@ -700,12 +705,12 @@ function planSummaryFields(
             owner.set(existing, t);
             // The code the app stamps is never the template's: a Product Code field added already is compared without it.
             const [newTemplate, product] = [fieldAttributes(t, target), fieldAttributes(existing, asIs)];
-            if (!same(newTemplate, product)) draft.conflicts.push({ kind: "titleTaken", sheet, field: t.title, newTemplate, product });
+            if (!same(newTemplate, product)) draft.conflicts.push(titleTaken(sheet, { field: t.title }, newTemplate, product));
             continue;
         }
         const holder = [...titleAfter].find(([, title]) => title === t.title)?.[0];
         if (holder) {
-            draft.conflicts.push({ kind: "titleTaken", sheet, field: t.title, newTemplate: fieldAttributes(t, target), product: fieldAttributes(holder, asIs) });
+            draft.conflicts.push(titleTaken(sheet, { field: t.title }, fieldAttributes(t, target), fieldAttributes(holder, asIs)));
             continue;
         }
         // A Product Code field new to the sheet gets the code, as provisioning stamps it.
