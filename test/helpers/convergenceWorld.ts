@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, expect } from "vitest";
+import { planProducts, type ConvergePlans } from "../../src/shared/convergence/planProducts";
 import { sweepSite } from "../../src/shared/intake/intakeSweep";
 import type { SimSheetState, SimState } from "../../tools/smartsheet-sim";
 import { intakeRow } from "./inspectProduct";
@@ -97,4 +98,19 @@ export function column(sheet: SimSheetState, title: string): number {
 
 export function nextSecond(): Promise<void> {
     return new Promise((resolve) => setTimeout(resolve, 1_050 - (Date.now() % 1_000)));
+}
+
+/**
+ * The convergence tests' usual world: IND-1042 and IND-1043 provisioned (CON-2201's request taken
+ * back: a product as the template has it and one its customer edited), then the template changed
+ * once (`changeTemplate`), `edited`'s Change Log edited by its customer, and the change analysed by
+ * a first dry run, which stored the target version.
+ */
+export async function editedAfterTemplateChange(current: Harness, edited: string): Promise<{ codes: string[]; version: string; analysed: ConvergePlans; target: string }> {
+    await withdrawRequests(current, ["CON-2201"]);
+    const provisioned = await provisionSeeded(current);
+    await changeTemplate(current);
+    await customerEditsStatusFormula(current, edited);
+    const analysed = await planProducts(current.deps, {});
+    return { ...provisioned, analysed, target: analysed.targets[0]!.version };
 }

@@ -15,7 +15,7 @@ import type { Orchestrations } from "../../src/shared/orchestration/Orchestratio
 import type { ProvisioningDeps } from "../../src/shared/provisioning/ProvisioningDeps";
 import { unparkJob } from "../../src/shared/recovery/unpark";
 import type { SimSheetState, SimState } from "../../tools/smartsheet-sim";
-import { changeTemplate, customerEditsStatusFormula, FIXED_STATUS, nextSecond, provisionSeeded, sharedWorld, withdrawRequests } from "../helpers/convergenceWorld";
+import { changeTemplate, editedAfterTemplateChange, FIXED_STATUS, nextSecond, provisionSeeded, sharedWorld, withdrawRequests } from "../helpers/convergenceWorld";
 import { api } from "../sim/simTestKit";
 import type { Harness } from "../helpers/provisioningHarness";
 import { diesAfterCall } from "../helpers/dyingHost";
@@ -33,12 +33,8 @@ const CUSTOMER_FORMULA = (code: string) => `=IF(COUNTIF({${code} Approvals Decis
  */
 describe("converging products to a changed template (apply)", () => {
     const world = sharedWorld({}, async (current) => {
-        await withdrawRequests(current, ["CON-2201"]);
-        const provisioned = await provisionSeeded(current);
-        await changeTemplate(current);
-        await customerEditsStatusFormula(current, EDITED);
-        const plans = await planProducts(current.deps, {});
-        return { ...provisioned, target: plans.targets[0]!.version, plans };
+        const changed = await editedAfterTemplateChange(current, EDITED);
+        return { ...changed, plans: changed.analysed };
     });
 
     it("tries the plan on copies of the product that changes most, in a scratch folder removed after: the audit passes, the writes are the plan's, the products untouched", async () => {
@@ -144,12 +140,8 @@ describe("converging products to a changed template (apply)", () => {
 
 describe("converging products to a changed template: deliveries twice, runs at once, and take-template", () => {
     const world = sharedWorld({}, async (current) => {
-        await withdrawRequests(current, ["CON-2201"]);
-        const provisioned = await provisionSeeded(current);
-        await changeTemplate(current);
-        await customerEditsStatusFormula(current, EDITED);
-        const plans = await planProducts(current.deps, {});
-        return { ...provisioned, target: plans.targets[0]!.version, plans };
+        const changed = await editedAfterTemplateChange(current, EDITED);
+        return { ...changed, plans: changed.analysed };
     });
 
     it("every step delivered twice, and two runs of each product at once, make each planned write once", async () => {

@@ -11,7 +11,7 @@ import { sitesFrom } from "../../src/shared/sites/Sites";
 import { SdkSmartsheet } from "../../src/shared/smartsheet/SdkSmartsheet";
 import { approvedRequest, intakeSheet } from "../helpers/intakeSheet";
 import type { Harness } from "../helpers/provisioningHarness";
-import { changeTemplate, customerEditsStatusFormula, FIXED_STATUS, nextSecond, provisionSeeded, sharedWorld, templateSheet, withdrawRequests } from "../helpers/convergenceWorld";
+import { changeTemplate, editedAfterTemplateChange, FIXED_STATUS, nextSecond, provisionSeeded, sharedWorld, templateSheet, withdrawRequests } from "../helpers/convergenceWorld";
 import { runSteps } from "../helpers/runSteps";
 import { api } from "../sim/simTestKit";
 import { ExitCode } from "../../tools/jobs-cli/main";
@@ -26,17 +26,8 @@ const EDITED = "IND-1043";
  * calls are predicted, and nothing is written to Smartsheet.
  */
 describe("the convergence plan of products provisioned before a template change (read-only)", () => {
-    // One world for every test here: IND-1042 and IND-1043 provisioned (CON-2201's request taken back: a product as
-    // the template has it and one its customer edited are all these claims need), then the template changed once,
-    // IND-1043's Change Log edited by its customer, and the change analysed by a first dry run, which stored its version.
-    const world = sharedWorld({}, async (current) => {
-        await withdrawRequests(current, ["CON-2201"]);
-        const provisioned = await provisionSeeded(current);
-        await changeTemplate(current);
-        await customerEditsStatusFormula(current, EDITED);
-        const analysed = await planProducts(current.deps, {});
-        return { ...provisioned, analysed };
-    });
+    // One world for every test here (see editedAfterTemplateChange).
+    const world = sharedWorld({}, (current) => editedAfterTemplateChange(current, EDITED));
 
     it("names each template change for every product, the customer-edited product's conflict and the predicted calls, writing nothing to Smartsheet", async () => {
         const { sim, deps, codes, version } = world.current;
