@@ -29,6 +29,26 @@ describe("unpark requests: bounded, plain, audited, and only for this app's inta
         ]);
     });
 
+    it("regression: unpark raced by the parking's own bookkeeping (its alert written between the unpark's read and write) reads again and unparks, instead of answering 409", async () => {
+        const { deps } = harness.current;
+        const { key, jobKey } = await parkedJob();
+        let raced = 0;
+        const jobs = Object.assign(Object.create(Object.getPrototypeOf(deps.jobs) as object) as typeof deps.jobs, deps.jobs, {
+            replace: async (...args: Parameters<typeof deps.jobs.replace>) => {
+                // Twice, the park alert's write lands first: the unpark's write names a stale ETag.
+                if (raced < 2) {
+                    raced += 1;
+                    await deps.jobs.update(key, (row) => ({ ...row, parkAlertAttempts: row.parkAlertAttempts + 1 }), { from: ["parked"] });
+                }
+                return deps.jobs.replace(...args);
+            },
+        });
+        const answer = await unparkJob({ ...deps, jobs }, jobKey, JSON.stringify({ by: "Dana (ops)" }));
+        expect(answer.status, JSON.stringify(answer.jsonBody)).toBe(202);
+        expect(raced).toBe(2);
+        expect((await deps.jobs.require(key)).row.unparks).toEqual([expect.objectContaining({ by: "Dana (ops)" })]);
+    });
+
     const principal = (claims: Array<{ typ: string; val: string }>) =>
         Buffer.from(JSON.stringify({ auth_typ: "aad", name_typ: "http://schemas.xmlsoap.org/ws/2005/05/identity/claims/name", role_typ: "roles", claims })).toString("base64");
 

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { hasHiddenCharacters } from "../text/logText";
 import { problem, quoted, type ApiResponse } from "./jobsApi";
-import { ConvergenceDecision, currentInstanceId, formatJobKey, parseJobKey, type JobRow } from "../jobs/JobRow";
+import { ConvergenceDecision, currentInstanceId, formatJobKey, parseJobKey, type JobKey, type JobRow } from "../jobs/JobRow";
 import { JobConcurrencyError, JobStateConflictError, type StoredJob } from "../jobs/JobStore";
 import { ConvergenceNames, convergeInstanceId } from "../convergence/contracts";
 import { TAKEABLE, undecidedOf } from "../convergence/convergeSteps";
@@ -103,12 +103,28 @@ export async function unparkJob(deps: RecoveryDeps, jobKeyText: string, bodyText
     const request = UnparkRequest.safeParse(body);
     if (!request.success) return problem(400, `Unexpected body: ${z.prettifyError(request.error).replace(/\n/g, "; ")}`);
 
+    const jobKey = formatJobKey(key);
+    // A bookkeeping write landing between the read and the unpark's own (the parking's alert, say) is not the caller's
+    // business: read the row again and decide again.
+    for (let attempt = 1; ; attempt++) {
+        const answer = await unparkAsRead(deps, key, request.data, caller);
+        if (answer !== CHANGED) return answer;
+        if (attempt >= 5) return problem(409, `Job ${jobKey} kept changing while it was being unparked; look at it again.`);
+        await new Promise((resolve) => setTimeout(resolve, 40 * attempt));
+    }
+}
+
+/** The row changed between its read and the unpark's write: read it again. */
+const CHANGED = Symbol("changed while unparking");
+
+/** The unpark decided on the row as read now; `CHANGED` when the row changed before its write. */
+async function unparkAsRead(deps: RecoveryDeps, key: JobKey, request: z.infer<typeof UnparkRequest>, caller: CallerHeaders): Promise<ApiResponse | typeof CHANGED> {
     const stored = await deps.jobs.get(key);
-    if (!stored) return problem(404, `There is no job ${jobKeyText}.`);
+    if (!stored) return problem(404, `There is no job ${formatJobKey(key)}.`);
     const row = stored.row;
     const jobKey = formatJobKey(key);
-    if (row.state === "done" && row.convergence?.state === "parked") return unparkConvergence(deps, stored, request.data, caller);
-    if (request.data.decision !== undefined) {
+    if (row.state === "done" && row.convergence?.state === "parked") return unparkConvergence(deps, stored, request, caller);
+    if (request.decision !== undefined) {
         return problem(400, `Job ${jobKey} is ${row.state}${row.state === "parked" ? " in provisioning" : ""}, not parked on a convergence: a decision (keep-product, take-template) is for a convergence's conflicts; leave it out.`, {
             state: row.state,
         });
@@ -119,18 +135,18 @@ export async function unparkJob(deps: RecoveryDeps, jobKeyText: string, bodyText
 
     const instanceId = currentInstanceId(row);
     const status = await deps.orchestrations.status(instanceId);
-    const trail = trailOf(deps, jobKey, request.data, caller, row.parkReason);
+    const trail = trailOf(deps, jobKey, request, caller, row.parkReason);
     const by = trail.by;
     if (status && LIVE_STATUSES.includes(status.runtimeStatus)) {
         try {
             await deps.jobs.replace(stored, { ...row, unparks: [...row.unparks, trail] }, { from: JobLife.whileParked.from });
         } catch (error) {
             if (error instanceof JobConcurrencyError || error instanceof JobStateConflictError) {
-                return problem(409, `Job ${jobKey} changed while it was being unparked; look at it again.`);
+                return CHANGED;
             }
             throw error;
         }
-        const event: UnparkEvent = { parkedAt: row.parkedAt, by, note: request.data.note };
+        const event: UnparkEvent = { parkedAt: row.parkedAt, by, note: request.note };
         await deps.orchestrations.raiseEvent(instanceId, UNPARK_EVENT, event);
         deps.log.info(`job ${jobKey}: unpark requested by ${describeCaller(trail)}; event raised on ${instanceId}`);
         return { status: 202, jsonBody: { jobKey, instanceId, action: "unpark event raised", stage: row.stage } };
@@ -145,7 +161,7 @@ export async function unparkJob(deps: RecoveryDeps, jobKeyText: string, bodyText
         });
     } catch (error) {
         if (error instanceof JobConcurrencyError || error instanceof JobStateConflictError) {
-            return problem(409, `Job ${jobKey} changed while it was being unparked; look at it again.`);
+            return CHANGED;
         }
         throw error;
     }
@@ -176,7 +192,7 @@ function trailOf(deps: RecoveryDeps, jobKey: string, request: z.infer<typeof Unp
  * attributes over those it can (an edited or data-holding column or field) — and the next
  * attempt starts from the row, carrying out what is left of the frozen plan.
  */
-async function unparkConvergence(deps: RecoveryDeps, stored: StoredJob, request: z.infer<typeof UnparkRequest>, caller: CallerHeaders): Promise<ApiResponse> {
+async function unparkConvergence(deps: RecoveryDeps, stored: StoredJob, request: z.infer<typeof UnparkRequest>, caller: CallerHeaders): Promise<ApiResponse | typeof CHANGED> {
     const row = stored.row;
     const key = { pk: row.intakeSheetId, rk: row.intakeRowId };
     const jobKey = formatJobKey(key);
@@ -227,7 +243,7 @@ async function unparkConvergence(deps: RecoveryDeps, stored: StoredJob, request:
         );
     } catch (error) {
         if (error instanceof JobConcurrencyError || error instanceof JobStateConflictError) {
-            return problem(409, `Job ${jobKey} changed while it was being unparked; look at it again.`);
+            return CHANGED;
         }
         throw error;
     }
