@@ -72,6 +72,10 @@ describe("docs/operations.md: the commands it gives ops", () => {
                             ? { checked: 0, transitions: [] }
                             : request.pathname === "/api/converge/plan"
                               ? { lines: ["total: 0 products, 0 changes, 0 conflicts (0 products to park); calls: none"] }
+                            : request.pathname === "/api/converge/trial"
+                              ? { lines: ["trial passed: the plan does what it says on a copy of the product"], passed: true }
+                            : request.pathname === "/api/converge"
+                              ? { fleets: [{ site: "acme", version: "0123456789abcdef0123", source: "now", instanceId: "converge-fleet-acme-0123456789abcdef0123-00000000", started: true }], sitesLeftOut: [] }
                             : request.pathname === "/api/converge/versions"
                               ? { versions: [], unversioned: [], invalidJobs: [] }
                             : request.pathname === "/api/webhooks/health"
@@ -81,7 +85,7 @@ describe("docs/operations.md: the commands it gives ops", () => {
                               : request.pathname === "/api/jobs"
                                 ? { state: "done", jobs: [], invalid: [] }
                                 : { jobKey: "4583173393803140-1042", state: "parked", productCode: "IND-1", productName: "Pump", attempt: 1, recoveries: 0, lastProgressAt: "2026-12-01T00:00:00Z" };
-                    return new Response(JSON.stringify(body), { status: request.pathname.endsWith("/unpark") ? 202 : 200 });
+                    return new Response(JSON.stringify(body), { status: request.pathname.endsWith("/unpark") || request.pathname === "/api/converge" ? 202 : 200 });
                 }) as typeof fetch,
             });
             expect({ command, code, errors }).toEqual({ command, code: 0, errors: [] });
