@@ -11,6 +11,7 @@ import {
 import { planProducts } from "../../src/shared/convergence/planProducts";
 import { trialConvergence } from "../../src/shared/convergence/trialConvergence";
 import type { JobKey } from "../../src/shared/jobs/JobRow";
+import type { Alert } from "../../src/shared/alerts/Alert";
 import type { Orchestrations } from "../../src/shared/orchestration/Orchestrations";
 import type { ProvisioningDeps } from "../../src/shared/provisioning/ProvisioningDeps";
 import { unparkJob } from "../../src/shared/recovery/unpark";
@@ -152,7 +153,11 @@ describe("converging products to a changed template: deliveries twice, runs at o
         const claimed = [...first.claimed, ...second.claimed];
         expect(claimed.map((entry) => entry.jobKey.rk).sort()).toEqual(plans.products.map((product) => product.jobKey.split("-")[1]).sort());
 
-        await Promise.all(claimed.flatMap((entry) => [converge(deps, entry.jobKey, { times: 2 }), converge(deps, entry.jobKey, { times: 2 })]));
+        const alerts: Alert[] = [];
+        const told = { ...deps, alerts: { send: async (alert: Alert) => void alerts.push(alert) } };
+        await Promise.all(claimed.flatMap((entry) => [converge(told, entry.jobKey, { times: 2 }), converge(told, entry.jobKey, { times: 2 })]));
+        // Ops is told once of the parked product, by the run that parked it, with the conflict named.
+        expect(alerts).toEqual([expect.objectContaining({ event: "convergence.parked", productCode: EDITED, to: target, reason: expect.stringContaining("1 conflict") })]);
 
         expect(countWrites(sim.core.calls().log)).toEqual(plans.total.calls.byOperation);
         const state = sim.core.state();

@@ -12,6 +12,7 @@ const alerts: Alert[] = [
     { event: "site.failed", site: "globex", run: "intake sweep", reason: `Smartsheet refused the token in SMARTSHEET_TOKEN_GLOBEX: ${HOSTILE}`, failedAt: "2026-12-01T10:00:00.000Z" },
     { event: "site.recovered", site: "globex", run: "intake sweep", failedAt: "2026-12-01T10:00:00.000Z", recoveredAt: "2026-12-01T11:00:00.000Z" },
     { event: "intake.rowRefused", site: "acme", jobKey: "1-2", intakeSheetId: "1", intakeRowId: "2", status: "Stalled — x", errorCode: 1004, message: HOSTILE, refusedAt: "2026-12-01T10:00:00.000Z" },
+    { event: "convergence.parked", site: "acme", jobKey: "4583173393803140-1042", productCode: "IND-1042", productName: HOSTILE, to: "0123456789abcdef0123", reason: `1 conflict: ${HOSTILE}`, parkedAt: "2026-12-01T10:00:00.000Z" },
     { event: "jobs.orphaned", intakeSheetId: "77", activeJobs: 3, reason: "intake sheet 77 belongs to no site in SITES (acme: 1)", foundAt: "2026-12-01T10:00:00.000Z" },
 ];
 

@@ -69,4 +69,17 @@ export interface WebhookAlert {
     foundAt: string;
 }
 
-export type Alert = WebhookAlert | ParkAlert | SiteFailureAlert | SiteRecoveredAlert | IntakeRowRefusedAlert | OrphanedJobsAlert;
+/** A product's convergence to a template version stopped for a person: its conflicts (or what went wrong) named. */
+export interface ConvergenceParkAlert {
+    event: "convergence.parked";
+    site?: string;
+    jobKey: string;
+    productCode: string;
+    productName: string;
+    /** The template version it was being brought to. */
+    to: string;
+    reason: string;
+    parkedAt: string;
+}
+
+export type Alert = WebhookAlert | ParkAlert | ConvergenceParkAlert | SiteFailureAlert | SiteRecoveredAlert | IntakeRowRefusedAlert | OrphanedJobsAlert;

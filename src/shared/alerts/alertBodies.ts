@@ -29,6 +29,17 @@ function jsonBody(alert: Alert, appHost: string | undefined): object {
             return siteFailureJson(alert);
         case "intake.rowRefused":
             return rowRefusedJson(alert);
+        case "convergence.parked": {
+            const jobUrl = jobUrlOf(alert.jobKey, appHost);
+            return {
+                ...alert,
+                productCode: chatSafeText(alert.productCode),
+                productName: chatSafeText(alert.productName),
+                reason: chatSafeText(alert.reason),
+                jobUrl,
+                unpark: jobUrl ? `POST ${jobUrl}/unpark {"decision":"keep-product"|"take-template"}` : undefined,
+            };
+        }
         default:
             return alert;
     }
@@ -83,6 +94,19 @@ function chatMessage(alert: Alert, appHost: string | undefined): ChatMessage {
                     ...fact("Recoveries", alert.recoveries),
                     ...fact("Parked at", alert.parkedAt),
                 ],
+                ...(jobUrl ? { link: { title: "Open the job", url: jobUrl } } : {}),
+            };
+        }
+        case "convergence.parked": {
+            const jobUrl = jobUrlOf(alert.jobKey, appHost);
+            return {
+                event: alert.event,
+                title: `Convergence parked: ${chatSafeText(alert.productCode)} ${chatSafeText(alert.productName)}`,
+                summary:
+                    `Product ${chatSafeText(alert.productCode)} (job ${alert.jobKey}) stopped on its way to template version ${alert.to}: ${chatSafeText(alert.reason)}. ` +
+                    `Look at its plan (sheetwright-jobs converge --dry-run --product ${chatSafeText(alert.productCode)}), then unpark it with a decision ` +
+                    `(sheetwright-jobs unpark ${alert.jobKey} --decision keep-product|take-template --by <you>).`,
+                facts: [...fact("Site", alert.site), ...fact("Job", alert.jobKey), ...fact("Template version", alert.to), ...fact("Parked at", alert.parkedAt)],
                 ...(jobUrl ? { link: { title: "Open the job", url: jobUrl } } : {}),
             };
         }

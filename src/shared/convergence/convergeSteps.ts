@@ -269,12 +269,33 @@ export function applyConvergence(deps: ProvisioningDeps, input: ConvergeStepInpu
 export function parkConvergence(deps: ProvisioningDeps, input: ConvergeStepInput & { reason: string }): Promise<ConvergeOutcome> {
     return convergeStep(deps, input, "parkConvergence", async (context, run) => {
         if (run.state === "parked") return { pending: 0, undecided: undecidedOf(run).length };
+        const parkedAt = deps.now().toISOString();
+        let parkedNow = false;
         await context.update((latest) => {
             const latestRun = runOf(latest);
+            parkedNow = false;
             if (latestRun.state === "parked") return undefined;
-            return { ...latest, convergence: touched(deps, latestRun, { state: "parked", parkReason: input.reason, parkedAt: deps.now().toISOString() }) };
+            parkedNow = true;
+            return { ...latest, convergence: touched(deps, latestRun, { state: "parked", parkReason: input.reason, parkedAt }) };
         });
-        deps.log.error(`job ${formatJobKey(input.jobKey)} convergence applying → parked (product ${context.row.productCode}, to ${run.to}): ${input.reason}`);
+        if (!parkedNow) return { pending: 0, undecided: undecidedOf(run).length };
+        const jobKey = formatJobKey(input.jobKey);
+        deps.log.error(`job ${jobKey} convergence applying → parked (product ${context.row.productCode}, to ${run.to}): ${input.reason}`);
+        // Told once, by the run that parked it (a conditional write): the log line above is the alert when the webhook fails.
+        try {
+            await deps.alerts?.send({
+                event: "convergence.parked",
+                site: deps.sites.ofIntakeSheet(input.jobKey.pk)?.name,
+                jobKey,
+                productCode: context.row.productCode,
+                productName: context.row.productName,
+                to: run.to,
+                reason: input.reason,
+                parkedAt,
+            });
+        } catch (error) {
+            deps.log.error(`job ${jobKey}: the convergence.parked alert did not go through (${messageOf(error)}); the line above is the alert`);
+        }
         return { pending: 0, undecided: undecidedOf(run).length };
     });
 }
