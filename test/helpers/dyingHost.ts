@@ -28,7 +28,7 @@ export function diesAfterCall(
             get(target, property) {
                 const value: unknown = Reflect.get(target, property);
                 if (typeof value !== "function") return value;
-                if (property === "withOwnTally") return (...args: unknown[]) => dying(value.apply(target, args) as SmartsheetPort);
+                if (property === "withOwnTally" || property === "inBackground") return (...args: unknown[]) => dying(value.apply(target, args) as SmartsheetPort);
                 if (property === "calls") return value.bind(target);
                 if (property === "copySheet")
                     return async (...args: unknown[]) => {

@@ -33,6 +33,41 @@ describe("RateLimiter", () => {
         expect(clock.slept).toEqual([60_000]);
     });
 
+    it("background requests take at most their share of the window, and the foreground still has the rest at once", async () => {
+        const clock = fakeClock();
+        const limiter = new RateLimiter(10, 1_000, clock, undefined, 0.5);
+        for (let i = 0; i < 5; i++) await limiter.acquire(Infinity, "background");
+        expect(clock.slept).toEqual([]);
+        // The foreground is not held back by the background's five.
+        for (let i = 0; i < 5; i++) await limiter.acquire();
+        expect(clock.slept).toEqual([]);
+        // A sixth background request waits for the first to leave the window.
+        await limiter.acquire(Infinity, "background");
+        expect(clock.slept).toEqual([1_000]);
+    });
+
+    it("a background request arriving while a foreground one waits goes after it, and gives up at its deadline", async () => {
+        let now = 0;
+        const sleeps: number[] = [];
+        const wakeups: Array<() => void> = [];
+        const clock: Clock = { now: () => now, sleep: (ms) => new Promise<void>((resolve) => { sleeps.push(ms); wakeups.push(() => { now += ms; resolve(); }); }) };
+        const limiter = new RateLimiter(2, 1_000, clock, undefined, 1);
+        await limiter.acquire();
+        await limiter.acquire();
+        const order: string[] = [];
+        // The window is full: a foreground request waits, then a background one arrives.
+        const foreground = limiter.acquire().then(() => order.push("foreground"));
+        const background = limiter.acquire(Infinity, "background").then(() => order.push("background"));
+        while (order.length < 2) {
+            await new Promise((resolve) => setImmediate(resolve));
+            wakeups.shift()?.();
+        }
+        await Promise.all([foreground, background]);
+        expect(order).toEqual(["foreground", "background"]);
+
+        await expect(limiter.acquire(now + 10, "background")).rejects.toBeInstanceOf(RateLimitWaitTooLongError);
+    });
+
     it("never lets more than `limit` requests into any rolling window", async () => {
         const clock = fakeClock();
         const limiter = new RateLimiter(5, 1_000, clock);

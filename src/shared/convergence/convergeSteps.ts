@@ -89,7 +89,7 @@ async function convergeStep(
         async (context) => {
             answer = await body(context, runOf(context.row));
         },
-        { from: JobLife.whileDone.from, owner: (row) => row.convergence?.instanceId },
+        { from: JobLife.whileDone.from, owner: (row) => row.convergence?.instanceId, background: true },
     );
     if (outcome.outcome === "done") return { outcome: "done", ...answer };
     return outcome.outcome === "superseded" ? { outcome: "superseded", reason: outcome.reason } : { outcome: "permanent", reason: outcome.reason };

@@ -50,6 +50,8 @@ export async function runStep(
         from?: readonly JobState[];
         /** The instance that owns the job for this step (default: the provisioning attempt's); another one's step is superseded. */
         owner?: (row: JobRow) => string | undefined;
+        /** The step's Smartsheet calls are background work (a convergence), paced behind provisioning's. */
+        background?: boolean;
     } = {},
 ): Promise<StepOutcome> {
     const key = input.jobKey;
@@ -57,7 +59,13 @@ export async function runStep(
     let site: Site | undefined;
     let tallied: SmartsheetPort | undefined;
     const siteOfJob = () => (site ??= deps.sites.ofJob(key));
-    const smartsheetOfJob = () => (tallied ??= siteOfJob().smartsheet.withOwnTally((message) => deps.log.warn(`job ${formatJobKey(key)}: ${message}`)));
+    const smartsheetOfJob = () => {
+        if (!tallied) {
+            const own = siteOfJob().smartsheet.withOwnTally((message) => deps.log.warn(`job ${formatJobKey(key)}: ${message}`));
+            tallied = options.background ? own.inBackground() : own;
+        }
+        return tallied;
+    };
     const ownerOf = options.owner ?? ((row: JobRow) => row.instanceId);
     const fenced = (change: (row: JobRow) => JobRowInput | undefined) => (row: JobRow) => {
         const owner = ownerOf(row);

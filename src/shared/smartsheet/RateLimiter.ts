@@ -20,6 +20,9 @@ export class RateLimitWaitTooLongError extends Error implements DeclaresFailureK
     }
 }
 
+/** How often a background request looks again while foreground requests wait. */
+const BACKGROUND_POLL_MS = 25;
+
 /** What a shared budget answers: send now, or ask again at `retryAt` (clock time). */
 export type BudgetAnswer = { granted: true } | { granted: false; retryAt: number };
 
@@ -44,29 +47,62 @@ export interface RequestBudget {
  */
 export class RateLimiter {
     private readonly sent: number[] = [];
+    /** When the background requests of the window were sent. */
+    private readonly sentInBackground: number[] = [];
     private queue: Promise<void> = Promise.resolve();
     private pausedUntil = 0;
     private waiting = 0;
+    private waitingInForeground = 0;
 
     constructor(
         readonly limit: number,
         readonly windowMs: number = 60_000,
         private readonly clock: Clock = systemClock,
         private readonly budget?: RequestBudget,
+        /** The share of `limit` background requests may take in a window (the rest is kept for the foreground). */
+        readonly backgroundShare = 0.5,
     ) {
         if (!Number.isInteger(limit) || limit < 1) throw new TypeError("Expected `limit` to be a positive integer.");
         if (!(windowMs > 0)) throw new TypeError("Expected `windowMs` to be a positive number.");
+        if (!(backgroundShare > 0 && backgroundShare <= 1)) throw new TypeError("Expected `backgroundShare` in (0, 1].");
     }
 
     /**
      * Resolves when one more request may be sent now, and counts it as sent. With a `deadline`
-     * (clock time), rejects with `RateLimitWaitTooLongError` instead of waiting past it.
+     * (clock time), rejects with `RateLimitWaitTooLongError` instead of waiting past it. A
+     * `background` request (a convergence) queues only while no foreground request of this
+     * process waits, and only while the background requests of the window are fewer than
+     * `backgroundShare` of the limit: a new order never waits behind a convergence of hundreds of
+     * products.
      */
-    acquire(deadline = Infinity): Promise<void> {
+    acquire(deadline = Infinity, lane: "foreground" | "background" = "foreground"): Promise<void> {
+        if (lane === "background") return this.acquireInBackground(deadline);
+        this.waiting += 1;
+        this.waitingInForeground += 1;
+        const turn = this.queue.then(() => this.waitForSlot(deadline)).finally(() => {
+            this.waiting -= 1;
+            this.waitingInForeground -= 1;
+        });
+        this.queue = turn.catch(() => undefined);
+        return turn;
+    }
+
+    private async acquireInBackground(deadline: number): Promise<void> {
+        const share = Math.max(1, Math.floor(this.limit * this.backgroundShare));
+        for (;;) {
+            const now = this.clock.now();
+            while (this.sentInBackground.length > 0 && this.sentInBackground[0]! <= now - this.windowMs) this.sentInBackground.shift();
+            const wait =
+                this.sentInBackground.length >= share ? this.sentInBackground[0]! + this.windowMs - now : this.waitingInForeground > 0 ? BACKGROUND_POLL_MS : 0;
+            if (wait <= 0) break;
+            if (now + wait > deadline) throw new RateLimitWaitTooLongError(wait);
+            await this.clock.sleep(wait);
+        }
         this.waiting += 1;
         const turn = this.queue.then(() => this.waitForSlot(deadline)).finally(() => (this.waiting -= 1));
         this.queue = turn.catch(() => undefined);
-        return turn;
+        await turn;
+        this.sentInBackground.push(this.clock.now());
     }
 
     /** Holds every caller back for `ms` (Smartsheet said 429: our view of the window was off), and the other instances too. */

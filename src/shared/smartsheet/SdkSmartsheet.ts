@@ -132,11 +132,13 @@ export class SdkSmartsheet implements SmartsheetPort {
     private readonly tally: CallTally = emptyTally();
     private readonly clock: Clock;
     private readonly rateLimitBackoff: { baseMs: number; maxMs: number; maxTotalMs: number };
+    private readonly background: boolean;
 
     constructor(
         private readonly options: SdkSmartsheetOptions,
-        shared?: { sdk: SdkClient; limiter: RateLimiter; parentTallies: CallTally[] },
+        shared?: { sdk: SdkClient; limiter: RateLimiter; parentTallies: CallTally[]; background?: boolean },
     ) {
+        this.background = shared?.background ?? false;
         this.limiter =
             shared?.limiter ??
             options.limiter ??
@@ -150,7 +152,12 @@ export class SdkSmartsheet implements SmartsheetPort {
     /** An adapter sharing this one's client and pacing, counting its own calls (and ours), logging to `log`. */
     withOwnTally(log?: (message: string) => void): SdkSmartsheet {
         const options = log ? { ...this.options, log } : this.options;
-        return new SdkSmartsheet(options, { sdk: this.sdk, limiter: this.limiter, parentTallies: this.tallies });
+        return new SdkSmartsheet(options, { sdk: this.sdk, limiter: this.limiter, parentTallies: this.tallies, background: this.background });
+    }
+
+    /** This adapter for background work (a convergence): its calls go behind the foreground's, within their share of the limit. */
+    inBackground(): SdkSmartsheet {
+        return new SdkSmartsheet(this.options, { sdk: this.sdk, limiter: this.limiter, parentTallies: this.tallies, background: true });
     }
 
     calls(): CallTally {
@@ -398,7 +405,7 @@ export class SdkSmartsheet implements SmartsheetPort {
         schema: z.ZodType<T>,
         invoke: (retry: RetryOptions) => Promise<unknown>,
     ): Promise<{ value: T; answeredAt?: string }> {
-        const context: CallContext = { operation, tallies: this.tallies, sendBy: this.clock.now() + this.rateLimitBackoff.maxTotalMs };
+        const context: CallContext = { operation, tallies: this.tallies, sendBy: this.clock.now() + this.rateLimitBackoff.maxTotalMs, background: this.background };
         let answer: unknown;
         try {
             answer = await callContext.run(context, () => invoke(this.retryOptions(operation, idempotent)));

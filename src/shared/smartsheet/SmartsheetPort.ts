@@ -246,4 +246,6 @@ export interface SmartsheetPort {
     calls(): CallTally;
     /** A port sharing this one's connection and pacing that also counts its own calls, and logs (429 back-offs) to `log`. */
     withOwnTally(log?: (message: string) => void): SmartsheetPort;
+    /** The same client for background work (a convergence): paced behind the foreground, within its share of the rate limit. */
+    inBackground(): SmartsheetPort;
 }

@@ -9,6 +9,8 @@ export interface CallContext {
     tallies: CallTally[];
     /** Clock time after which no (re-)send of this call may start: a write's lifetime is bounded. */
     sendBy?: number;
+    /** Background work (a convergence): paced behind the foreground, within its share of the limit. */
+    background?: boolean;
     /** Smartsheet's clock when it last answered this call with a 2xx: its `Date` header, as ISO. */
     answeredAt?: string;
     /** Set when a request got no HTTP answer at all (timeout, reset, refused…). */
@@ -50,7 +52,7 @@ export function createPacedTransport(limiter: RateLimiter, timeoutMs: number, ca
     const send = async (method: string, url: string, body: unknown, options: RequestOptions) => {
         const context = callContext.getStore();
         try {
-            await limiter.acquire(context?.sendBy);
+            await limiter.acquire(context?.sendBy, context?.background ? "background" : "foreground");
         } catch (error) {
             if (!(error instanceof RateLimitWaitTooLongError)) throw error;
             if (context) context.networkError = { code: "ENOTSENT", message: error.message };
