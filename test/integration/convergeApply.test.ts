@@ -24,6 +24,8 @@ import { approvedRequest, intakeSheet } from "../helpers/intakeSheet";
 import { SharedListings } from "../../src/shared/provisioning/SharedListings";
 
 const EDITED = "IND-1043";
+/** A convergence's calls are background work, at most half the token's rate: room enough that these tests never wait for it. */
+const ROOMY = { settings: { SMARTSHEET_REQUESTS_PER_MINUTE: "10000" } };
 const CUSTOMER_FORMULA = (code: string) => `=IF(COUNTIF({${code} Approvals Decision}, "Pending") > 0, "Waiting on approvals", "Clear")`;
 
 /**
@@ -33,7 +35,7 @@ const CUSTOMER_FORMULA = (code: string) => `=IF(COUNTIF({${code} Approvals Decis
  * decision finishes a parked one.
  */
 describe("converging products to a changed template (apply)", () => {
-    const world = sharedWorld({}, async (current) => {
+    const world = sharedWorld(ROOMY, async (current) => {
         const changed = await editedAfterTemplateChange(current, EDITED);
         return { ...changed, plans: changed.analysed };
     });
@@ -140,7 +142,7 @@ describe("converging products to a changed template (apply)", () => {
 });
 
 describe("converging products to a changed template: deliveries twice, runs at once, and take-template", () => {
-    const world = sharedWorld({}, async (current) => {
+    const world = sharedWorld(ROOMY, async (current) => {
         const changed = await editedAfterTemplateChange(current, EDITED);
         return { ...changed, plans: changed.analysed };
     });
@@ -317,7 +319,7 @@ describe("converging products to a changed template: a host killed after each Sm
 });
 
 describe("converging products to a template that gained a sheet", () => {
-    const world = sharedWorld({}, async (current) => {
+    const world = sharedWorld(ROOMY, async (current) => {
         const provisioned = await provisionSeeded(current);
         // The customer adds an eighth sheet to the template: a copy of Change Log, whose column formula reads Approvals.
         await nextSecond();
