@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ExitCode } from "../../tools/jobs-cli/main";
-import { jobsCliScripted } from "../helpers/jobsCli";
+import { jobsCliAnswered, jobsCliScripted } from "../helpers/jobsCli";
 
 const cli = jobsCliScripted;
 
@@ -21,11 +21,31 @@ describe("the jobs CLI's converge --dry-run and versions", () => {
         expect(out.split("\n")).toHaveLength(1);
     });
 
-    it("refuses converge without --dry-run, asking the app nothing", async () => {
-        const { code, err, asked } = await cli(["converge", "--to", VERSION], []);
-        expect(code).toBe(ExitCode.usage);
-        expect(err).toContain("converge only plans so far: add --dry-run");
-        expect(asked).toEqual([]);
+    it("refuses converge without one of --dry-run, --trial and --apply, or with two of them, asking the app nothing", async () => {
+        for (const args of [["converge", "--to", VERSION], ["converge", "--dry-run", "--apply"], ["converge", "--trial", "--apply"]]) {
+            const { code, err, asked } = await cli(args, []);
+            expect(code, args.join(" ")).toBe(ExitCode.usage);
+            expect(err, args.join(" ")).toContain("converge takes one of --dry-run (each product's plan; nothing is written to Smartsheet), --trial");
+            expect(asked, args.join(" ")).toEqual([]);
+        }
+    });
+
+    it("--apply posts the choice and who asks, and prints each site's convergence; --trial prints the report and exits 1 when it failed", async () => {
+        const fleet = { site: "acme", version: VERSION, source: "stored", instanceId: `converge-fleet-acme-${VERSION}-0a1b2c3d`, started: true };
+        const bodies: unknown[] = [];
+        const applied = await jobsCliAnswered(["converge", "--apply", "--to", VERSION, "--site", "acme", "--by", "Dana"], (_request, init) => {
+            bodies.push(JSON.parse(String(init?.body)));
+            return { status: 202, body: { fleets: [fleet], sitesLeftOut: [{ site: "globex", reason: "its template folder (9) is not version x's (8)" }] } };
+        });
+        expect(applied.code).toBe(ExitCode.ok);
+        expect(applied.asked).toEqual(["POST /api/converge"]);
+        expect(bodies).toEqual([{ to: VERSION, site: "acme", by: "Dana" }]);
+        expect(applied.out.split("\n")).toEqual([
+            `site acme: converging to version ${VERSION} (stored) as ${fleet.instanceId}; follow it with: versions --site acme, list --state done, show <jobKey>`,
+            "site globex: left out, its template folder (9) is not version x's (8)",
+        ]);
+        const failed = await cli(["converge", "--trial", "--product", "IND-1"], [{ status: 200, body: { lines: ["trial of product IND-1 …", "trial FAILED: 1 problem"], passed: false } }]);
+        expect(failed).toMatchObject({ code: ExitCode.error, out: "trial of product IND-1 …\ntrial FAILED: 1 problem" });
     });
 
     it("exits 2 with the app's message when it refuses a version, site or product", async () => {
