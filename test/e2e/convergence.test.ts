@@ -67,6 +67,9 @@ describe("convergence end to end: the CLI, the fleet and the product orchestrati
         const shown = await jobs(e2e, "show", keys.get(EDITED)!);
         expect(shown.out).toMatch(new RegExp(`convergence:\\s+to ${target}: parked \\(attempt 1, converge-\\S+-a1, 2 changes made\\)`));
 
+        const waiting = await jobs(e2e, "versions");
+        expect(waiting.out.split("\n")[1]).toMatch(new RegExp(`^${target}\\s+\\S+ \\S+\\s+\\S+\\s+4\\s+0\\s+0\\s+1\\s+recorded$`));
+
         // Applying again while one waits for a decision starts nothing new and writes nothing.
         const writesBefore = writes(e2e);
         const again = await jobs(e2e, "converge", "--apply");
@@ -90,7 +93,7 @@ describe("convergence end to end: the CLI, the fleet and the product orchestrati
         await waitFor(async () => ((await job(e2e, keys.get(EDITED)!))?.blueprintVersion === target) || undefined, `${EDITED} on ${target}`, 60_000);
 
         const versions = await jobs(e2e, "versions");
-        expect(versions.out.split("\n")[1]).toMatch(new RegExp(`^${target}\\s+\\S+ \\S+\\s+\\S+\\s+5\\s+0\\s+recorded$`));
+        expect(versions.out.split("\n")[1]).toMatch(new RegExp(`^${target}\\s+\\S+ \\S+\\s+\\S+\\s+5\\s+0\\s+0\\s+0\\s+recorded$`));
         // Once each, the customer's formula kept, and the writes are the plan's.
         expect(writes(e2e)).toEqual({ addColumn: 5, addSummaryFields: 5, updateColumn: 4 });
         for (const code of PRODUCTS) {

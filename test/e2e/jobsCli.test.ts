@@ -110,7 +110,7 @@ describe("sheetwright-jobs: the ops CLI over the app's HTTP API", { timeout: 120
         expect(unknown).toMatchObject({ code: ExitCode.usage, err: expect.stringMatching(/^There is no product IND-9999 in site \S+; its done products are IND-6001\.$/) });
         const versions = await jobs(e2e, "versions");
         expect(versions.code).toBe(ExitCode.ok);
-        expect(versions.out.split("\n")).toEqual([expect.stringMatching(/^VERSION\s+BUILT\s+SITES\s+PRODUCTS\s+IN PROGRESS\s+SHAPE$/), expect.stringMatching(/^[0-9a-f]{20}\s+\S+ \S+\s+\S+\s+1\s+0\s+recorded$/)]);
+        expect(versions.out.split("\n")).toEqual([expect.stringMatching(/^VERSION\s+BUILT\s+SITES\s+PRODUCTS\s+IN PROGRESS\s+CONVERGING\s+PARKED\s+SHAPE$/), expect.stringMatching(/^[0-9a-f]{20}\s+\S+ \S+\s+\S+\s+1\s+0\s+0\s+0\s+recorded$/)]);
     });
 
     it("regression #18.6 hostile text reaches a terminal raw: customer text prints inert, as typed, one line per job", async () => {

@@ -10,6 +10,7 @@ import {
 } from "../../src/shared/convergence/convergeSteps";
 import { planProducts } from "../../src/shared/convergence/planProducts";
 import { trialConvergence } from "../../src/shared/convergence/trialConvergence";
+import { templateVersions } from "../../src/shared/convergence/templateVersions";
 import type { JobKey } from "../../src/shared/jobs/JobRow";
 import type { Alert } from "../../src/shared/alerts/Alert";
 import type { Orchestrations } from "../../src/shared/orchestration/Orchestrations";
@@ -103,6 +104,9 @@ describe("converging products to a changed template (apply)", () => {
         expect(parked.blueprintVersion).not.toBe(target);
         expect(parked.convergence).toMatchObject({ state: "parked", to: target });
         expect(parked.convergence!.parkReason).toContain("1 conflict");
+
+        const counted = (await templateVersions(deps, {})).versions.find((version) => version.version === target);
+        expect(counted).toMatchObject({ products: 1, converging: 0, parked: 1 });
 
         // Applying again: the done product is on the version, the parked one waits for a decision; nothing is claimed or written.
         sim.core.resetCalls();

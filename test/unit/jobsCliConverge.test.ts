@@ -62,7 +62,7 @@ describe("the jobs CLI's converge --dry-run and versions", () => {
                     status: 200,
                     body: {
                         versions: [
-                            { version: VERSION, builtAt: "2026-12-02T09:00:00.000Z", stored: true, shaped: true, sites: ["acme"], products: 0, inProgress: 2 },
+                            { version: VERSION, builtAt: "2026-12-02T09:00:00.000Z", stored: true, shaped: true, sites: ["acme"], products: 0, inProgress: 2, converging: 38, parked: 3 },
                             { version: "fedcba9876543210fedc", builtAt: "2026-11-01T09:00:00.000Z", stored: true, shaped: false, sites: ["acme"], products: 41, inProgress: 0 },
                             { version: "aaaaaaaaaaaaaaaaaaaa", stored: false, shaped: false, sites: ["acme"], products: 3, inProgress: 0 },
                         ],
@@ -75,10 +75,10 @@ describe("the jobs CLI's converge --dry-run and versions", () => {
         expect(code).toBe(ExitCode.ok);
         expect(asked).toEqual(["GET /api/converge/versions?site=acme"]);
         expect(out.split("\n")).toEqual([
-            "VERSION               BUILT                SITES  PRODUCTS  IN PROGRESS  SHAPE",
-            `${VERSION}  2026-12-02 09:00:00  acme   0         2            recorded`,
-            "fedcba9876543210fedc  2026-11-01 09:00:00  acme   41        0            none",
-            "aaaaaaaaaaaaaaaaaaaa  (not stored)         acme   3         0            none",
+            "VERSION               BUILT                SITES  PRODUCTS  IN PROGRESS  CONVERGING  PARKED  SHAPE",
+            `${VERSION}  2026-12-02 09:00:00  acme   0         2            38          3       recorded`,
+            "fedcba9876543210fedc  2026-11-01 09:00:00  acme   41        0            0           0       none",
+            "aaaaaaaaaaaaaaaaaaaa  (not stored)         acme   3         0            0           0       none",
             "site acme: 7 products provisioned before versions were recorded (no version)",
         ]);
     });

@@ -30,7 +30,8 @@ Commands:
   converge --apply [--to VERSION] [--site NAME] [--product CODE] [--by WHO]
                                         bring those products to the version: one convergence per site, a few products at a time;
                                         a product whose edits conflict with the template's change parks, named (unpark --decision)
-  versions [--site NAME]                per template version, newest first, how many products are on it
+  versions [--site NAME]                per template version, newest first, how many products are on it, how many
+                                        are provisioning from it, converging to it, parked on the way
 
 Options:
   --url URL        the app's base URL (default: $SHEETWRIGHT_URL, else http://127.0.0.1:7071)
@@ -102,6 +103,8 @@ const VersionCount = z.looseObject({
     sites: z.array(z.string()),
     products: z.number(),
     inProgress: z.number(),
+    converging: z.number().default(0),
+    parked: z.number().default(0),
 });
 const TemplateVersions = z.looseObject({
     versions: z.array(VersionCount),
@@ -382,13 +385,15 @@ function table(jobs: Array<z.infer<typeof Job>>): string {
 
 function versionsTable(versions: Array<z.infer<typeof VersionCount>>): string {
     const rows = [
-        ["VERSION", "BUILT", "SITES", "PRODUCTS", "IN PROGRESS", "SHAPE"],
+        ["VERSION", "BUILT", "SITES", "PRODUCTS", "IN PROGRESS", "CONVERGING", "PARKED", "SHAPE"],
         ...versions.map((version) => [
             version.version,
             version.builtAt ? version.builtAt.replace("T", " ").slice(0, 19) : "(not stored)",
             version.sites.join(","),
             String(version.products),
             String(version.inProgress),
+            String(version.converging),
+            String(version.parked),
             version.shaped ? "recorded" : "none",
         ]),
     ];

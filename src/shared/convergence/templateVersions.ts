@@ -24,6 +24,10 @@ export interface VersionCount {
     products: number;
     /** Jobs provisioning from it now (queued, running, parked). */
     inProgress: number;
+    /** Products being brought to it now (claimed or applying). */
+    converging: number;
+    /** Products parked on their way to it, waiting for a decision. */
+    parked: number;
 }
 
 export interface TemplateVersions {
@@ -35,9 +39,9 @@ export interface TemplateVersions {
 }
 
 /**
- * Per template version, how many products are on it (done jobs whose row names it) and how many
- * jobs are provisioning from it, from the Jobs table alone (no Smartsheet call): of every site,
- * or of the one named.
+ * Per template version, how many products are on it (done jobs whose row names it), how many
+ * jobs are provisioning from it, and how many products are converging to it or parked on the way,
+ * from the Jobs table alone (no Smartsheet call): of every site, or of the one named.
  */
 export async function templateVersions(deps: Pick<ConvergeDeps, "jobs" | "blueprints" | "sites">, query: TemplateVersionsQuery): Promise<TemplateVersions> {
     const site = query.site === undefined ? undefined : deps.sites.named(query.site);
@@ -58,6 +62,8 @@ export async function templateVersions(deps: Pick<ConvergeDeps, "jobs" | "bluepr
                 sites: [],
                 products: 0,
                 inProgress: 0,
+                converging: 0,
+                parked: 0,
             };
             counts.set(version, count);
         }
@@ -79,6 +85,8 @@ export async function templateVersions(deps: Pick<ConvergeDeps, "jobs" | "bluepr
         for (const { row } of done.found) {
             if (row.blueprintVersion === undefined) without += 1;
             else addSite(countOf(row.blueprintVersion), known.name).products += 1;
+            const run = row.convergence;
+            if (run && run.state !== "done") addSite(countOf(run.to), known.name)[run.state === "parked" ? "parked" : "converging"] += 1;
         }
         for (const { row } of active.found) if (row.blueprintVersion !== undefined) addSite(countOf(row.blueprintVersion), known.name).inProgress += 1;
         if (without > 0) unversioned.push({ site: known.name, products: without });
