@@ -14,6 +14,9 @@ import { convergeInstanceId, type ClaimInput, type ClaimOutcome, type ConvergeOu
 import { fromVersion, planProduct } from "./planProducts";
 import { referencesIn } from "../provisioning/Blueprint";
 
+/** A Table property holds 32K characters (64 KiB of UTF-16); the run, its frozen plan with it, keeps within this. */
+const MAX_RUN_CHARACTERS = 30_000;
+
 /** The run on the row, owned by this instance. */
 function runOf(row: JobRow): ConvergenceRun {
     if (!row.convergence) throw new SupersededError(`Job ${row.intakeSheetId}-${row.intakeRowId} has no convergence.`);
@@ -192,6 +195,13 @@ export function beginConvergence(deps: ProvisioningDeps, input: ConvergeStepInpu
             const from = fromVersion(context.row, context.site, stored.found, current.to);
             if (!from) throw new NeedsPersonError(`No stored version of template folder ${context.site.templateFolderId} has a shape to plan product ${context.row.productCode} from.`);
             const { plan } = await planProduct(context.smartsheet, context.row, from, target.shape);
+            const size = JSON.stringify({ ...current, plan }).length;
+            if (size > MAX_RUN_CHARACTERS) {
+                throw new NeedsPersonError(
+                    `The product's convergence plan is ${size} characters with its run, more than the job row's property holds (${MAX_RUN_CHARACTERS}): ` +
+                        `${plan.changes.length} changes and ${plan.conflicts.length} conflicts at once. Converge to a version with fewer changes first (--to), then on.`,
+                );
+            }
             const row = await context.update((latest) => {
                 const latestRun = runOf(latest);
                 if (latestRun.plan !== undefined) return undefined;
