@@ -390,3 +390,33 @@ describe("converging products to a template that gained a sheet", () => {
         expect(countWrites(sim.core.calls().log)).toMatchObject({ copySheet: 1 });
     });
 });
+
+describe("converging a product to a template changed too much at once", () => {
+    const world = sharedWorld(ROOMY, async (current) => {
+        current.sim.core.configure({ rateLimit: { requests: 100_000, windowMs: 60_000 } });
+        await withdrawRequests(current, ["CON-2201", "IND-1043"]);
+        const provisioned = await provisionSeeded(current);
+        await nextSecond();
+        const state = current.sim.core.state();
+        const riskRegister = state.sheets.find((sheet) => sheet.folderId === state.templateFolderId && sheet.name === "Risk Register")!;
+        for (let index = 0; index < 150; index++) {
+            const added = await api(current.sim, "POST", `sheets/${riskRegister.id}/columns`, { title: `Control ${index + 1} of the new audit regime`, type: "PICKLIST", options: ["Planned", "In place", "Verified"], index: 4 + index });
+            expect(added.status).toBe(200);
+        }
+        const plans = await planProducts(current.deps, {});
+        return { ...provisioned, target: plans.targets[0]!.version, plans };
+    });
+
+    it("parks before its first write when the frozen plan would not fit the job row, saying to converge in steps", async () => {
+        const { deps, sim, site, target, plans } = world.current;
+        expect(plans.products[0]!.plan.changes).toHaveLength(150);
+        const claimed = await claim(deps, site.name, target);
+        sim.core.resetCalls();
+        expect(await converge(deps, claimed.claimed[0]!.jobKey)).toBe("parked");
+        expect(sim.core.calls().log.filter((call) => call.method !== "GET")).toEqual([]);
+        const row = await rowOf(deps, "IND-1042");
+        expect(row.convergence).toMatchObject({ state: "parked" });
+        expect(row.convergence!.plan).toBeUndefined();
+        expect(row.convergence!.parkReason).toMatch(/^The product's convergence plan is \d+ characters with its run, more than the job row's property holds \(30000\): 150 changes and 0 conflicts at once\. Converge to a version with fewer changes first/);
+    });
+});
