@@ -36,6 +36,39 @@ it("ends with one JSON line of figures for the scenarios asked for", async () =>
     expect([0, 1]).toContain(code);
 }, 180_000);
 
+/**
+ * The convergence scenario with two products: provisioned, the template changed, planned and
+ * converged while a new approval arrives, then that approval's baseline. Its counts must add up:
+ * the plan's three changes a product, each made with one write call. Timings are not asserted.
+ */
+it("converges a tiny fleet: the plan's calls made, once each", async () => {
+    const { code, output } = await runBench(["--only", "convergePlannedEqualsMade", "--converge-products", "2"]);
+    const lastLine = output.trimEnd().split("\n").at(-1) ?? "";
+    let figures: Record<string, unknown>;
+    try {
+        figures = JSON.parse(lastLine) as Record<string, unknown>;
+    } catch {
+        throw new Error(`npm run bench did not end with its JSON line (exit ${code}):\n${output.slice(-4000)}`);
+    }
+    expect(figures).toMatchObject({
+        convergeProducts: 2,
+        convergeChangesByKind: { addColumn: 2, addSummaryField: 2, updateColumn: 2 },
+        convergePlannedCalls: 6,
+        convergeMadeWriteCalls: 6,
+        convergeMadeByOperation: { addColumn: 2, addSummaryFields: 2, updateColumn: 2 },
+        convergeCallsPerAddColumn: 1,
+        convergeCallsPerUpdateColumn: 1,
+        convergeCallsPerAddSummaryField: 1,
+        convergePlannedEqualsMade: 1,
+        errors: [],
+    });
+    for (const figure of ["convergeReadsPerProduct", "convergeProductsPerMinute", "convergeProvisioningSlowdown"]) expect(figures[figure]).toEqual(expect.any(Number));
+    expect(figures.convergeApprovalToDoneMs).toEqual([expect.any(Number)]);
+    expect(figures).not.toHaveProperty("rateLimitUse");
+    expect(output).toMatch(/^convergePlannedEqualsMade +convergence: write calls made ÷ the dry run's total\.calls +1\.000 += 1 \(equal\) +pass$/m);
+    expect([0, 1]).toContain(code);
+}, 180_000);
+
 it("refuses an unknown figure, naming it", async () => {
     const { code, output } = await runBench(["--only", "callsPerWidget"]);
     expect(code).toBe(2);

@@ -33,6 +33,11 @@ export const SMARTSHEET_LATENCY_MS: NonNullable<SimConfigPatch["latencyMs"]> = {
     addRows: 150,
     deleteRows: 150,
     updateColumn: 150,
+    // Template convergence's column and summary-field operations, as the other reads and writes.
+    getColumns: 120,
+    addColumn: 150,
+    deleteColumn: 150,
+    deleteSummaryFields: 150,
     createCrossSheetReference: 150,
     addSummaryFields: 150,
     updateSummaryFields: 150,
@@ -170,6 +175,20 @@ export class BenchStack {
                 await new Promise((resolve) => setTimeout(resolve, 100));
             }
         }
+    }
+
+    /** A Smartsheet REST call with the stack's token, as a person editing the workspace (a template change, say) makes it. */
+    rest<T = unknown>(method: string, pathAndQuery: string, body?: unknown): Promise<T> {
+        return this.smartsheet<T>(method, pathAndQuery, body);
+    }
+
+    /** A call to the app's own HTTP API (`/api/<route>`) on the first host, with the stack's function key. */
+    api(method: string, route: string, body?: unknown): Promise<Response> {
+        return fetch(`${this.host.url}/api/${route}`, {
+            method,
+            headers: { "x-functions-key": FUNCTION_KEY, "content-type": "application/json" },
+            ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        });
     }
 
     /** Waits until the app has made and enabled its webhook on the intake sheet (the keeper at start-up). */

@@ -13,6 +13,7 @@ interface Target {
 }
 
 const atMost = (limit: number, text = `≤ ${limit}`): Target => ({ text, met: (value) => value <= limit });
+const exactly = (value: number, text = `= ${value}`): Target => ({ text, met: (measured) => Math.abs(measured - value) < 1e-9 });
 const atLeast = (limit: number, text = `≥ ${limit}`): Target => ({ text, met: (value) => value >= limit });
 
 interface FigureSpec {
@@ -51,6 +52,13 @@ export const FIGURES = {
     reaperEntitiesRead: { label: "reaper, 10,000 finished + 20 open jobs: entities read", target: atMost(25, "≈ 20 (≤ 25)"), digits: 0 },
     budgetSkewBusiestWindow: { label: "budget, two instances 0–30 s apart: busiest rolling window ÷ limit", target: atMost(1), digits: 2 },
     budgetSkewLeastShare: { label: "budget, two instances 0–30 s apart: least instance's share", target: atLeast(0.25, "≥ 0.25 (half of even)"), digits: 2 },
+    convergeCallsPerAddColumn: { label: "convergence: write calls per planned addColumn", target: atMost(1), digits: 2 },
+    convergeCallsPerUpdateColumn: { label: "convergence: write calls per planned updateColumn", target: atMost(1), digits: 2 },
+    convergeCallsPerAddSummaryField: { label: "convergence: write calls per planned addSummaryField", target: atMost(1), digits: 2 },
+    convergePlannedEqualsMade: { label: "convergence: write calls made ÷ the dry run's total.calls", target: exactly(1, "= 1 (equal)"), digits: 3 },
+    convergeReadsPerProduct: { label: "convergence: reads (GET) per product", digits: 1 },
+    convergeProductsPerMinute: { label: "convergence at the rate limit, approvals beside it: products per minute (compressed)", digits: 1 },
+    convergeProvisioningSlowdown: { label: "convergence: provisioning approval → done, median, during ÷ without", target: atMost(1.1, "≤ 1.10"), digits: 2 },
     historyEventsPerProduct: { label: "orchestration history events per product", digits: 0 },
     episodesPerProduct: { label: "orchestration episodes per product", digits: 0 },
     appLoadMs: { label: "host cold start with the app, ms", digits: 0 },

@@ -1,6 +1,7 @@
 import { startAzurite } from "@sheetwright/functions-host";
 import { FIGURES, isFigureName, renderTable, targetsMissed, type FigureName, type Measured } from "./figures";
 import { budgetSkew } from "./scenarios/budgetSkew";
+import { converge } from "./scenarios/converge";
 import { deployPackage } from "./scenarios/deployPackage";
 import { oneProduct } from "./scenarios/oneProduct";
 import { rateLimit, scaleOut } from "./scenarios/rateLimit";
@@ -9,13 +10,15 @@ import { recovery } from "./scenarios/recovery";
 import { sweeps } from "./scenarios/sweeps";
 import { webhooks } from "./scenarios/webhooks";
 
-const USAGE = `Usage: npm run bench [-- [--only <figure>[,<figure>…]] [--products N]]
+const USAGE = `Usage: npm run bench [-- [--only <figure>[,<figure>…]] [--products N] [--converge-products N]]
 
 Measures Sheetwright on the local stack (Azurite, the Smartsheet simulator with Smartsheet-like
 latencies and rate limit, the local Functions host running the compiled app as child processes)
 and prints a table of figures with their targets, then one JSON object of the numbers as the
 last line. --only runs just the scenarios that measure the named figures; --products sets how
-many products the rate-limit scenarios approve at once (default 60; 300 drains a backlog).
+many products the rate-limit scenarios approve at once (default 60; 300 drains a backlog);
+--converge-products how many products the convergence scenario provisions at the rate limit and
+then converges to a changed template while new approvals arrive (default 20; the issue's 200).
 Webhooks against sweeps alone (approvalToDoneP50, approvalToDoneP95, approvalToDoneP95Margin,
 approvalToDoneSweepsP50, approvalToDoneSweepsP95, webhookSweepCalls, webhookCallsPerProduct,
 webhookMaintenanceCalls; 2½ min), the shared budget under clock skew (budgetSkewBusiestWindow,
@@ -25,12 +28,17 @@ Exit code: 0 every target met, 1 some target missed, 2 a scenario could not be m
 
 Figures: ${Object.keys(FIGURES).join(", ")}`;
 
+/** Products the convergence scenario converges unless told otherwise. */
+const DEFAULT_CONVERGE_PRODUCTS = 20;
+
 interface Options {
     only: Set<FigureName> | undefined;
     products: number;
+    /** Products the convergence scenario provisions, then converges. */
+    convergeProducts: number;
 }
 
-type ScenarioName = "oneProduct" | "recovery" | "rateLimit" | "scaleOut" | "sweeps" | "reaper" | "webhooks" | "budgetSkew" | "deployPackage";
+type ScenarioName = "oneProduct" | "recovery" | "rateLimit" | "scaleOut" | "converge" | "sweeps" | "reaper" | "webhooks" | "budgetSkew" | "deployPackage";
 
 interface Scenario {
     name: ScenarioName;
@@ -54,6 +62,19 @@ const SCENARIOS: readonly Scenario[] = [
         name: "scaleOut",
         figures: ["scaleOutRateLimitUse", "scaleOut429Share", "scaleOutJobsNotDone"],
         run: (storage, options) => scaleOut(storage, options.products),
+    },
+    {
+        name: "converge",
+        figures: [
+            "convergeCallsPerAddColumn",
+            "convergeCallsPerUpdateColumn",
+            "convergeCallsPerAddSummaryField",
+            "convergePlannedEqualsMade",
+            "convergeReadsPerProduct",
+            "convergeProductsPerMinute",
+            "convergeProvisioningSlowdown",
+        ],
+        run: (storage, options) => converge(storage, options.convergeProducts),
     },
     { name: "sweeps", figures: ["sweepCalls5000", "sweepCalls50"], run: (storage) => sweeps(storage) },
     { name: "reaper", figures: ["reaperEntitiesRead"], run: (storage) => reaper(storage) },
@@ -89,10 +110,10 @@ const PHASES: ReadonlyArray<ReadonlyArray<readonly ScenarioName[]>> = [[["onePro
  * bench from 286 s to 331 s, and the recovery stacks' load stretched their own times four
  * times over; alone they take about 2½ minutes.
  */
-const ON_REQUEST: ReadonlyArray<ReadonlyArray<readonly ScenarioName[]>> = [[["webhooks"]], [["budgetSkew"]], [["deployPackage"]]];
+const ON_REQUEST: ReadonlyArray<ReadonlyArray<readonly ScenarioName[]>> = [[["converge"]], [["webhooks"]], [["budgetSkew"]], [["deployPackage"]]];
 
 function parseArgs(argv: string[]): Options {
-    const options: Options = { only: undefined, products: 60 };
+    const options: Options = { only: undefined, products: 60, convergeProducts: DEFAULT_CONVERGE_PRODUCTS };
     for (let i = 0; i < argv.length; i++) {
         const flag = argv[i]!;
         const value = argv[i + 1];
@@ -103,6 +124,11 @@ function parseArgs(argv: string[]): Options {
             const products = Number(value);
             if (!Number.isInteger(products) || products < 1 || products > 1000) throw new UsageError(`--products takes a whole number from 1 to 1000 (got "${value ?? ""}").`);
             options.products = products;
+            i++;
+        } else if (flag === "--converge-products") {
+            const products = Number(value);
+            if (!Number.isInteger(products) || products < 1 || products > 1000) throw new UsageError(`--converge-products takes a whole number from 1 to 1000 (got "${value ?? ""}").`);
+            options.convergeProducts = products;
             i++;
         } else if (flag === "--only") {
             const names = (value ?? "").split(",").map((name) => name.trim()).filter(Boolean);
