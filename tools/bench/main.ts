@@ -25,7 +25,7 @@ webhookMaintenanceCalls; 2½ min), the shared budget under clock skew (budgetSke
 budgetSkewLeastShare; 50 s), the deploy package against the unbundled app (packageFiles,
 packageMb, bundleLoadSpeedup; 1 min) and the convergence (convergeCallsPerAddColumn,
 convergeCallsPerUpdateColumn, convergeCallsPerAddSummaryField, convergePlannedEqualsMade,
-convergeReadsPerProduct, convergeProductsPerMinute, convergeProvisioningSlowdown; about 1½ min
+convergeReadsPerProduct, convergeProductsPerMinute, convergeProvisioningSlowdown; about 2¾ min
 with 20 products) run only when --only names them.
 Exit code: 0 every target met, 1 some target missed, 2 a scenario could not be measured.
 
@@ -113,7 +113,7 @@ const PHASES: ReadonlyArray<ReadonlyArray<readonly ScenarioName[]>> = [[["onePro
  * bench from 286 s to 331 s, and the recovery stacks' load stretched their own times four
  * times over; alone they take about 2½ minutes. The convergence is timed (products per minute,
  * provisioning beside it against without), so it cannot run beside recovery, and a phase of its
- * own (about 1½ minutes with 20 products) does not fit in the five minutes the rest already
+ * own (2¾ minutes with 20 products, alone) does not fit in the five minutes the rest already
  * nearly fill: beside recovery it took 272 s and the whole bench past its budget.
  */
 const ON_REQUEST: ReadonlyArray<ReadonlyArray<readonly ScenarioName[]>> = [[["converge"]], [["webhooks"]], [["budgetSkew"]], [["deployPackage"]]];
