@@ -420,3 +420,28 @@ describe("converging a product to a template changed too much at once", () => {
         expect(row.convergence!.parkReason).toMatch(/^The product's convergence plan is \d+ characters with its run, more than the job row's property holds \(30000\): 150 changes and 0 conflicts at once\. Converge to a version with fewer changes first/);
     });
 });
+
+describe("regression: the plan's calls for two summary fields added to one sheet", () => {
+    const world = sharedWorld(ROOMY, async (current) => {
+        await withdrawRequests(current, ["CON-2201", "IND-1043"]);
+        const provisioned = await provisionSeeded(current);
+        await nextSecond();
+        const state = current.sim.core.state();
+        const specifications = state.sheets.find((sheet) => sheet.folderId === state.templateFolderId && sheet.name === "Specifications")!;
+        await current.deps.smartsheet.addSummaryFields(specifications.id, [
+            { title: "Review Cycle", type: "TEXT_NUMBER", objectValue: "Quarterly" },
+            { title: "Reviewed By", type: "TEXT_NUMBER", objectValue: "Quality" },
+        ]);
+        const plans = await planProducts(current.deps, {});
+        return { ...provisioned, target: plans.targets[0]!.version, plans };
+    });
+
+    it("predicts the calls the apply makes (found by the bench's review: one request per sheet predicted, one per field made)", async () => {
+        const { deps, sim, site, target, plans } = world.current;
+        expect(plans.products[0]!.plan.changes.map((change) => change.kind)).toEqual(["addSummaryField", "addSummaryField"]);
+        const claimed = await claim(deps, site.name, target);
+        sim.core.resetCalls();
+        expect(await converge(deps, claimed.claimed[0]!.jobKey)).toBe("done");
+        expect(countWrites(sim.core.calls().log)).toEqual(plans.products[0]!.plan.calls.byOperation);
+    });
+});

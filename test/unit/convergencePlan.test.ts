@@ -216,15 +216,11 @@ function applied(product: ProductShape, to: TemplateShape, changes: readonly Con
 function writesOf(changes: readonly ConvergenceChange[]): Record<string, number> {
     const counts: Record<string, number> = {};
     const bump = (operation: string) => (counts[operation] = (counts[operation] ?? 0) + 1);
-    const fieldRequests = new Set<string>();
     for (const change of changes) {
         if (change.kind === "addColumn" || change.kind === "updateColumn" || change.kind === "deleteColumn") bump(change.kind);
         if (change.kind === "renameSheet") bump("updateSheet");
-        if (change.kind === "addSummaryField" || change.kind === "updateSummaryField" || change.kind === "deleteSummaryField") {
-            const request = `${change.kind}s|${change.sheetId}`;
-            if (!fieldRequests.has(request)) bump(`${change.kind}s`);
-            fieldRequests.add(request);
-        }
+        // One request per field change: the apply carries each out on its own (claimed, looked for, adopted).
+        if (change.kind === "addSummaryField" || change.kind === "updateSummaryField" || change.kind === "deleteSummaryField") bump(`${change.kind}s`);
     }
     return counts;
 }
@@ -481,7 +477,7 @@ describe("planConvergence: summary fields", () => {
             { kind: "addSummaryField", sheet: "Risk Register", sheetId: 31, field: { title: "Reviewer", type: "TEXT_NUMBER", options: [], value: "PMO" } },
             { kind: "updateSummaryField", sheet: "Risk Register", sheetId: 31, fieldId: 1703, title: "Status", set: { value: "New" }, was: { value: "Draft" } },
         ]);
-        expect(result.calls).toEqual({ total: 2, byOperation: { addSummaryFields: 1, updateSummaryFields: 1 } });
+        expect(result.calls).toEqual({ total: 3, byOperation: { addSummaryFields: 1, updateSummaryFields: 2 } });
         const customerStatus = edited(provisioned(v1), (shape) => (fieldOf(copyOf(shape, "Risk Register"), "Status").value = "Live"));
         expect(plan(to, customerStatus).conflicts).toEqual([
             { kind: "edited", sheet: "Risk Register", field: "Status", aspect: "value", oldTemplate: { value: "Draft" }, newTemplate: { value: "New" }, product: { value: "Live" } },
@@ -808,7 +804,7 @@ describe("planConvergence: determinism", () => {
 });
 
 describe("planConvergence: calls", () => {
-    it("counts one call per column write and one per sheet for each kind of summary field write, plus the added sheet's copy and remap", () => {
+    it("counts one call per column write and one per summary field write (as the apply makes them), plus the added sheet's copy and remap", () => {
         const result = plan(v2, provisioned(v1), { removeUnused: true });
         const writes = writesOf(result.changes);
         expect(writes).toEqual({ addColumn: 2, updateColumn: 4, deleteColumn: 1, addSummaryFields: 2, updateSummaryFields: 1 });

@@ -781,9 +781,10 @@ function removedOrder(a: RemovedFromTemplate, b: RemovedFromTemplate): number {
 }
 
 /**
- * The Smartsheet calls the plan's changes cost. One per column change (`addColumn`,
- * `updateColumn`, `deleteColumn`); one per sheet and kind for summary fields, which Smartsheet
- * adds, updates and deletes in bulk; `updateSheet` per rename. An added sheet costs what it
+ * The Smartsheet calls the plan's changes cost, as the apply makes them. One per column change
+ * (`addColumn`, `updateColumn`, `deleteColumn`) and one per summary field change (Smartsheet
+ * takes fields in bulk, but the apply carries out each change on its own, claimed and looked for);
+ * `updateSheet` per rename. An added sheet costs what it
  * costs provisioning: `copySheet`; the remap's `createCrossSheetReference` per reference, one
  * `updateRows` for its cell formulas, `updateColumn` per column formula and one
  * `updateSummaryFields` for its summary formulas and the code (or, without summary formulas,
@@ -800,7 +801,6 @@ export function callsOf(changes: readonly ConvergenceChange[]): SmartsheetCalls 
         if (count > 0) counts.set(operation, (counts.get(operation) ?? 0) + count);
     };
     const readWhole = new Set<string>();
-    const summaryWrites = { addSummaryField: new Set<string>(), updateSummaryField: new Set<string>(), deleteSummaryField: new Set<string>() };
     for (const change of changes) {
         switch (change.kind) {
             case "addSheet":
@@ -831,17 +831,19 @@ export function callsOf(changes: readonly ConvergenceChange[]): SmartsheetCalls 
             case "deleteColumn":
                 add(change.kind);
                 break;
+            // One request per field: each change is carried out (claimed, looked for, adopted) on its own.
             case "addSummaryField":
+                add("addSummaryFields");
+                break;
             case "updateSummaryField":
+                add("updateSummaryFields");
+                break;
             case "deleteSummaryField":
-                summaryWrites[change.kind].add(change.sheet);
+                add("deleteSummaryFields");
                 break;
         }
     }
     add("getSheet", readWhole.size);
-    add("addSummaryFields", summaryWrites.addSummaryField.size);
-    add("updateSummaryFields", summaryWrites.updateSummaryField.size);
-    add("deleteSummaryFields", summaryWrites.deleteSummaryField.size);
     return callsFrom(counts);
 }
 
