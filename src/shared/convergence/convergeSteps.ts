@@ -324,7 +324,7 @@ export function auditConvergence(deps: ProvisioningDeps, input: ConvergeStepInpu
         const target = stored.found.find((known) => known.version === run.to);
         const from = stored.found.find((known) => known.version === run.from);
         if (!target?.shape || !from?.shape) throw new NeedsPersonError(`Template version ${!target?.shape ? run.to : run.from} is no longer stored with its shape; the product cannot be audited against it.`);
-        const { plan } = await planProduct(context.smartsheet, context.row, { version: from.version, shape: from.shape }, target.shape);
+        const { plan, reads } = await planProduct(context.smartsheet, context.row, { version: from.version, shape: from.shape }, target.shape);
         const kept = run.decision === "keep-product" ? (planOf(run)?.conflicts ?? []) : [];
         const keptKeys = new Set(kept.map(conflictKey));
         const problems = [
@@ -348,9 +348,14 @@ export function auditConvergence(deps: ProvisioningDeps, input: ConvergeStepInpu
         }
         // What a formula of the product reads must be the product's own (a copy keeps the template's references beside its own: unused, they read nothing).
         const templateSheetIds = new Set(target.shape.sheets.map((sheet) => sheet.sheetId));
+        // The re-plan's reads of the copies, each with its references and summary: nothing is read twice.
         for (const [template, copy] of Object.entries(context.row.copies)) {
-            const sheet = await context.smartsheet.getSheet(copy.sheetId, { include: ["crossSheetReferences"] });
-            const summary = sheet.hasSummaryFields === false ? [] : await context.smartsheet.getSummaryFields(copy.sheetId);
+            const read = reads.find((candidate) => candidate.sheet.id === copy.sheetId);
+            if (!read) {
+                problems.push(`the product's copy of "${template}" (${copy.sheetId}) is not in its folder under its name`);
+                continue;
+            }
+            const { sheet, summary } = read;
             const sources = new Map((sheet.crossSheetReferences ?? []).map((reference) => [reference.name, reference.sourceSheetId] as const));
             const formulas = [
                 ...sheet.columns.map((column) => column.formula),

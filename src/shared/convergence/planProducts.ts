@@ -321,7 +321,7 @@ export async function planProduct(
     row: JobRow,
     from: FromVersion & { shape: TemplateShape },
     target: TemplateShape,
-): Promise<{ plan: ConvergencePlan; notes: string[] }> {
+): Promise<{ plan: ConvergencePlan; notes: string[]; reads: SheetRead[] }> {
     // Rows written before the template's sheet names were recorded name none: their copies were named from the version's sheets.
     const templates = row.templates.length > 0 ? row.templates : from.shape.sheets.map((sheet) => sheet.name);
     const reads = await readCopies(smartsheet, row, templates);
@@ -334,7 +334,7 @@ export async function planProduct(
             ? [`its copies were made while the template was being edited: they may be of a later state than version ${row.blueprintVersion ?? "(none)"}, the one it was accepted with`]
             : []),
     ];
-    return { plan, notes };
+    return { plan, notes, reads };
 }
 
 class ProductUnreadableError extends Error implements DeclaresFailureKind {
