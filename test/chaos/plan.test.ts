@@ -31,3 +31,24 @@ it("lets the webhook start a schedule with webhooks (no sweep fired at its start
         expect(plan.steps.some((step) => "product" in step.action && step.action.product === atRest[0])).toBe(false);
     }
 });
+
+it("converges in a fair share of the schedules, changes the template before the apply, and changes it again only after every apply", () => {
+    const converging = plans.filter((plan) => plan.convergence);
+    expect(converging.length).toBeGreaterThan(120);
+    expect(converging.length).toBeLessThan(240);
+    const kinds = new Set(converging.flatMap((plan) => [...plan.convergence!.before, ...plan.convergence!.steps.map((step) => step.action)].map((action) => action.kind)));
+    for (const kind of ["customerEditsProduct", "changeTemplate", "convergeApply", "editTemplateAgain", "faults", "killHost", "restartAzurite", "duplicateMessages"]) expect(kinds).toContain(kind);
+    expect(new Set(converging.map((plan) => plan.convergence!.decision))).toEqual(new Set(["keep-product", "take-template", undefined]));
+    for (const plan of converging) {
+        const { before, steps } = plan.convergence!;
+        expect(before.at(-1)!.kind).toBe("changeTemplate");
+        expect(steps[0]).toMatchObject({ atMs: 0, action: { kind: "convergeApply" } });
+        const lastApply = Math.max(...steps.filter((step) => step.action.kind === "convergeApply").map((step) => step.atMs));
+        for (const step of steps.filter((candidate) => candidate.action.kind === "editTemplateAgain")) expect(step.atMs).toBeGreaterThan(lastApply);
+    }
+    // Without convergence the plans are the ones drawn before it joined: the same draws, in the same order.
+    for (const plan of plans.slice(0, 50)) {
+        const { convergence: _, ...rest } = plan;
+        expect(planSchedule(plan.seed, { products: 3, convergence: false })).toEqual(rest);
+    }
+});

@@ -29,3 +29,20 @@ it("keeps emoji with their joiners and tabs, and escapes a lone joiner", () => {
     expect(inert("Field Lab 👩‍🔬\tok")).toBe("Field Lab 👩‍🔬\tok");
     expect(inert("Zero\u200DWidth\u200B")).toBe("Zero\\u{200D}Width\\u{200B}");
 });
+
+it("summarises a schedule's convergence: the version, and how many products converged, parked, or were lost", () => {
+    const plan = planSchedule(1, { products: 2 });
+    const text = describeOutcome(
+        3,
+        {
+            kind: "audited",
+            plan,
+            result: { findings: [], states: { done: 2, parked: 0, rejected: 0, open: 0 }, convergence: { targets: ["aaaaaaaaaaaaaaaaaaaa"], converged: 1, parked: 1, lost: 0 } },
+            journal: [],
+            hostLog: [],
+            seconds: 1,
+        },
+        2,
+    );
+    expect(text).toMatch(/ — ok \(done 2, parked 0, rejected 0; convergence to a{20}: converged 1, parked 1, lost 0\)$/);
+});

@@ -1,20 +1,22 @@
 import { createHmac, randomBytes } from "node:crypto";
 import { TableClient } from "@azure/data-tables";
 import { HarnessError } from "./hostProcess";
-import { OUTSIDE_REFERENCE, type Action, type Forgery, type Plan, type PersonAction, type ProductRequest, type TemplateEdit } from "./plan";
+import { OUTSIDE_REFERENCE, type Action, type ConvergenceAction, type Forgery, type Plan, type PersonAction, type ProductRequest, type TemplateEdit } from "./plan";
+import { convergenceAction, ConvergenceRecord } from "./convergenceActions";
 import type { ScheduleStack } from "./stack";
 
 /** How long a person's action waits for its product's job row before acting anyway. */
 const JOB_WAIT_MS = 6_000;
 
-interface SimSheetView {
+export interface SimSheetView {
     id: number;
     name: string;
     folderId: number;
-    columns: Array<{ id: number; title: string }>;
-    rows: Array<{ id: number }>;
+    columns: Array<{ id: number; title: string; formula?: string }>;
+    rows: Array<{ id: number; cells?: Array<{ columnId: number; value?: unknown; formula?: string }> }>;
+    summaryFields?: Array<{ id: number; title: string }>;
 }
-interface SimView {
+export interface SimView {
     intakeSheetId: number;
     templateFolderId: number;
     productsFolderId: number;
@@ -50,6 +52,8 @@ export class ScheduleContext {
     readonly harnessErrors: string[] = [];
     /** `+<ms> <action>: <outcome>`, for a failure report. */
     readonly journal: string[] = [];
+    /** What the convergence's people did and what the applies answered, for the auditor. */
+    readonly convergence = new ConvergenceRecord();
     private readonly jobs: TableClient;
     private readonly started = Date.now();
 
@@ -198,6 +202,12 @@ async function run(context: ScheduleContext, action: Action): Promise<string | v
         }
         case "forgedCallback":
             return forgeCallback(context, action.forgery);
+        case "changeTemplate":
+        case "convergeApply":
+        case "editTemplateAgain":
+        case "customerEditsProduct":
+        case "unparkDecision":
+            return convergenceAction(context, action as ConvergenceAction);
         default:
             return act(context, action);
     }
@@ -405,6 +415,10 @@ export function describe(action: Action): string {
     const { kind, ...details } = action;
     const text = JSON.stringify(details);
     return text === "{}" ? kind : `${kind} ${text}`;
+}
+
+export function sheetOfView(view: SimView, id: number): SimSheetView {
+    return sheetOf(view, id);
 }
 
 export function sleep(ms: number): Promise<void> {

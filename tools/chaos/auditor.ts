@@ -2,7 +2,8 @@ import { TableClient } from "@azure/data-tables";
 import { z } from "zod";
 import { expectedNames } from "./composedNames";
 import { RAW_CONTROL } from "./inert";
-import { FORGED_LINE_MARKER } from "./plan";
+import { FORGED_LINE_MARKER, type ConvergenceDecision, type TemplateChange } from "./plan";
+import { SECOND_CHANGES, TEMPLATE_CHANGES, type CustomerEditMade } from "./convergenceActions";
 
 /**
  * The auditor judges a finished schedule from the outside: the simulator's state over its admin
@@ -83,11 +84,38 @@ export interface AuditInput {
     outsideReferences?: ReadonlyArray<{ variant: "shared" | "otherProduct"; name: string; sourceSheetId: number; productFolderId?: number }>;
     approvals?: ApprovalSnapshot;
     webhooks?: AuditedWebhooks;
+    convergence?: AuditedConvergence;
+}
+
+/** What the harness did of a template convergence, and what the app answered it. */
+export interface AuditedConvergence {
+    /** The versions the applies answered with: every product done at the apply ends on one of them, or parked. */
+    targets: readonly string[];
+    applies: ReadonlyArray<{ status: number | null; versions: readonly string[] }>;
+    /** The template change converged to, as made. */
+    changes: readonly TemplateChange[];
+    /** The second change, made once the applies had answered: it reaches no product. */
+    changesAgain: readonly TemplateChange[];
+    /** The customers' edits that landed. */
+    customerEdits: readonly CustomerEditMade[];
+    /** Job key → the decisions a person unparked it with (answered 202). */
+    decisions: Readonly<Record<string, readonly ConvergenceDecision[]>>;
+    /** Intake rows whose jobs were done when the convergence was applied. */
+    convergedRows: readonly number[];
+}
+
+/** How a schedule's convergence ended, per product done at the apply. */
+export interface ConvergenceTally {
+    targets: string[];
+    converged: number;
+    parked: number;
+    lost: number;
 }
 
 export interface AuditResult {
     findings: Finding[];
     states: Record<"done" | "parked" | "rejected" | "open", number>;
+    convergence?: ConvergenceTally;
 }
 
 const Id = z.number().int();
@@ -129,8 +157,11 @@ const JobEntity = z.object({
     parkReason: z.string().optional(),
     parkedAt: z.string().optional(),
     rejectReason: z.string().optional(),
+    blueprintVersion: z.string().optional(),
+    /** JSON text, as the Table holds it. */
+    convergence: z.string().optional(),
 });
-type JobEntity = z.infer<typeof JobEntity>;
+export type JobEntity = z.infer<typeof JobEntity>;
 
 const RowRefusedAlert = z.object({ event: z.literal("intake.rowRefused"), intakeRowId: z.union([z.string(), z.number()]) });
 const ParkAlert = z.object({ event: z.literal("job.parked"), jobKey: z.string(), parkedAt: z.string().optional() });
@@ -236,7 +267,135 @@ export async function audit(input: AuditInput): Promise<AuditResult> {
             for (const inner of world.foldersIn(folder.id)) found("orphans", folder.name, `folder "${inner.name}" (${inner.id}) inside a product folder`);
         }
     }
-    return { findings, states };
+    const convergence = input.convergence ? checkConvergence(world, jobs, input.convergence, templateNames, found) : undefined;
+    return { findings, states, ...(convergence ? { convergence } : {}) };
+}
+
+/** The convergence's run as the job row holds it (JSON text), loosely: what the auditor reads of it. */
+const ConvergenceRun = z.object({
+    to: z.string().optional(),
+    state: z.string().optional(),
+    parkReason: z.string().optional(),
+    decision: z.string().optional(),
+    plan: z.object({ conflicts: z.array(z.object({ kind: z.string(), sheet: z.string(), column: z.string().optional(), field: z.string().optional() })).default([]) }).optional(),
+});
+
+/**
+ * A template convergence, judged from the simulator's state and the Jobs table alone. Every
+ * product done at the apply ends on one version the apply targeted (its row's `blueprintVersion`,
+ * its convergence done) or parked on it with a reason; neither is `lost`. No copy holds a column or
+ * summary field title twice. A converged product has what the change added exactly once and the
+ * changed formula; no product has anything of the second change made mid-way. A customer's value,
+ * formula or own column is as they left it, unless a take-template decision was for that very
+ * conflict. (Where a product's formulas reach is checked with every done product.)
+ */
+export function checkConvergence(world: World, jobs: readonly JobEntity[], input: AuditedConvergence, templateNames: readonly string[], found: Found): ConvergenceTally {
+    const tally: ConvergenceTally = { targets: [...input.targets], converged: 0, parked: 0, lost: 0 };
+    if (input.targets.length === 0) {
+        const answers = input.applies.map((apply) => apply.status ?? "no answer").join(", ");
+        found("invariantFailures", "convergence", `no apply was answered 202 with a version (answers: ${answers || "none"})`);
+    }
+    if (input.targets.length > 1) found("invariantFailures", "convergence", `applies of one template answered different versions: ${input.targets.join(", ")}`);
+    const converging = new Set(input.convergedRows);
+    for (const job of jobs) {
+        if (!converging.has(Number(job.rowKey))) continue;
+        const key = `${job.partitionKey}-${job.rowKey}`;
+        const subject = `${job.productCode} (${key})`;
+        let run: z.infer<typeof ConvergenceRun> | undefined;
+        try {
+            run = job.convergence ? ConvergenceRun.parse(JSON.parse(job.convergence)) : undefined;
+        } catch (error) {
+            found("invariantFailures", subject, `its row's convergence is not readable: ${error instanceof Error ? error.message.slice(0, 200) : String(error)}`);
+        }
+        const converged = job.state === "done" && run?.state === "done" && job.blueprintVersion !== undefined && input.targets.includes(job.blueprintVersion);
+        if (converged) tally.converged += 1;
+        else if (run?.state === "parked") {
+            tally.parked += 1;
+            if (!run.parkReason?.trim()) found("silent", subject, "parked on its convergence without a reason");
+        } else {
+            tally.lost += 1;
+            found("lost", subject, `done at the apply, and at rest neither converged to ${input.targets.join(" or ") || "a version"} nor parked: job ${job.state}, blueprintVersion ${job.blueprintVersion ?? "none"}, convergence ${run ? `${run.state ?? "?"} to ${run.to ?? "?"}` : "none"}`);
+        }
+        const sheets = productSheets(world, job, templateNames);
+        for (const [template, copies] of sheets) {
+            if (copies.length > 1) continue; // the sheet duplicates are counted with every job
+            const copy = copies[0]!;
+            for (const [title, count] of counted(copy.columns.map((column) => column.title))) if (count > 1) found("duplicates", subject, `"${copy.name}" (copy of ${template}) has ${count} columns titled "${title}"`);
+            for (const [title, count] of counted(copy.summaryFields.map((field) => field.title))) if (count > 1) found("duplicates", subject, `"${copy.name}" (copy of ${template}) has ${count} summary fields titled "${title}"`);
+        }
+        const copy = (template: string) => (sheets.get(template)?.length === 1 ? sheets.get(template)![0] : undefined);
+        const takenTemplate = (sheet: string, column: string) =>
+            (input.decisions[key] ?? []).includes("take-template") && (run?.plan?.conflicts ?? []).some((conflict) => conflict.sheet === sheet && conflict.column === column);
+        const edits = input.customerEdits.filter((edit) => edit.rowId === Number(job.rowKey));
+        if (converged) {
+            for (const change of input.changes) {
+                if (change === "addColumn") {
+                    const { sheet, title } = TEMPLATE_CHANGES.addColumn;
+                    const count = copy(sheet)?.columns.filter((column) => column.title === title).length ?? 0;
+                    if (count === 0) found("invariantFailures", subject, `converged to ${job.blueprintVersion}, but its copy of ${sheet} has no column "${title}" the template added`);
+                } else if (change === "addSummaryField") {
+                    const { sheet, title } = TEMPLATE_CHANGES.addSummaryField;
+                    const fields = copy(sheet)?.summaryFields.filter((field) => field.title === title || field.title.startsWith(`${title} (`)) ?? [];
+                    if (fields.length === 0) found("invariantFailures", subject, `converged to ${job.blueprintVersion}, but its copy of ${sheet} has no summary field "${title}" the template added`);
+                    else if (fields.length > 1) found("duplicates", subject, `its copy of ${sheet} has the template's summary field "${title}" ${fields.length} times: ${fields.map((field) => `"${field.title}"`).join(", ")}`);
+                } else {
+                    const { sheet, column, marker } = TEMPLATE_CHANGES.columnFormula;
+                    const kept = edits.some((edit) => edit.edit === "columnFormula" && edit.sheet === sheet && edit.column === column) && !takenTemplate(sheet, column);
+                    const formula = copy(sheet)?.columns.find((candidate) => candidate.title === column)?.formula;
+                    if (!kept && !formula?.includes(marker)) found("invariantFailures", subject, `converged to ${job.blueprintVersion}, but its copy of ${sheet}'s "${column}" has ${JSON.stringify(formula ?? null)}, not the template's changed formula`);
+                }
+            }
+        }
+        for (const change of input.changesAgain) {
+            const where = `made after the apply to ${input.targets.join(" or ")}`;
+            if (change === "addColumn") {
+                const { sheet, title } = SECOND_CHANGES.addColumn;
+                if (copy(sheet)?.columns.some((column) => column.title === title)) found("invariantFailures", subject, `its copy of ${sheet} has the column "${title}" of the template's second change, ${where}: the product is on two versions`);
+            } else if (change === "addSummaryField") {
+                const { sheet, title } = SECOND_CHANGES.addSummaryField;
+                if (copy(sheet)?.summaryFields.some((field) => field.title.startsWith(title))) found("invariantFailures", subject, `its copy of ${sheet} has the summary field "${title}" of the template's second change, ${where}: the product is on two versions`);
+            } else {
+                const { sheet, column, marker } = SECOND_CHANGES.columnFormula;
+                const formula = copy(sheet)?.columns.find((candidate) => candidate.title === column)?.formula;
+                if (formula?.includes(marker)) found("invariantFailures", subject, `its copy of ${sheet}'s "${column}" has the formula of the template's second change, ${where}: ${formula}`);
+            }
+        }
+        for (const edit of edits) checkCustomerEdit(world, edit, takenTemplate(edit.sheet, edit.column), subject, found);
+    }
+    return tally;
+}
+
+/** A customer's edit as they left it: their value, their formula, their own column (once, under its id). */
+function checkCustomerEdit(world: World, edit: CustomerEditMade, takenTemplate: boolean, subject: string, found: Found): void {
+    const sheet = world.sheet(edit.sheetId);
+    const what = `the customer's ${edit.edit === "cellValue" ? "value" : edit.edit === "columnFormula" ? "formula" : "own column"} in "${edit.column}" of its copy of ${edit.sheet} (${edit.when} the apply)`;
+    if (!sheet) return void found("invariantFailures", subject, `${what}: the sheet ${edit.sheetId} is gone`);
+    if (edit.edit === "cellValue") {
+        const row = sheet.rows.find((candidate) => candidate.id === edit.cellRowId);
+        const value = row ? cellText(row, edit.columnId) : undefined;
+        if (value !== edit.value && !takenTemplate) found("invariantFailures", subject, `${what} was ${JSON.stringify(edit.value)}, and is now ${row ? JSON.stringify(value) : "gone with its row"}`);
+    } else if (edit.edit === "columnFormula") {
+        const formula = sheet.columns.find((column) => column.id === edit.columnId)?.formula;
+        if (formula !== edit.value && !takenTemplate) found("invariantFailures", subject, `${what} was ${edit.value}, and is now ${JSON.stringify(formula ?? null)}, though no take-template decision was for it`);
+    } else {
+        const column = sheet.columns.find((candidate) => candidate.id === edit.columnId);
+        if (!column || column.title !== edit.column) found("invariantFailures", subject, `${what} (${edit.columnId}) is ${column ? `now titled "${column.title}"` : "gone"}`);
+    }
+}
+
+/** A job's product sheets by template sheet name (every sheet of its folder(s) with that composed name). */
+function productSheets(world: World, job: JobEntity, templateNames: readonly string[]): Map<string, SimSheet[]> {
+    const names = expectedNames(job.productCode, job.productName, templateNames);
+    const line = world.lineFolder(world.productsFolderId, job.productLine);
+    const folders = line ? world.foldersIn(line.id).filter((folder) => folder.name === names.folder) : [];
+    const sheets = folders.flatMap((folder) => world.sheetsIn(folder.id));
+    return new Map([...names.sheets].map(([template, name]) => [template, sheets.filter((sheet) => sheet.name === name)]));
+}
+
+function counted(titles: readonly string[]): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const title of titles) counts.set(title, (counts.get(title) ?? 0) + 1);
+    return counts;
 }
 
 function checkDoneProduct(

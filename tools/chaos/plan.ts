@@ -65,7 +65,36 @@ export type Action =
     | { kind: "disableIntakeWebhook"; status: "DISABLED_CALLBACK_FAILED" | "DISABLED_VERIFICATION_FAILED" }
     /** Someone posts a callback to the receiver that Smartsheet did not send. */
     | { kind: "forgedCallback"; forgery: Forgery }
+    | ConvergenceAction
     | PersonAction;
+
+/** What a person changes of the template before (`changeTemplate`) or during (`editTemplateAgain`) a convergence. */
+export type TemplateChange = "addColumn" | "columnFormula" | "addSummaryField";
+/** What a customer changes of their product's copies: a cell's value, a column's formula, a column of their own. */
+export type CustomerEdit = "cellValue" | "columnFormula" | "ownColumn";
+export type ConvergenceDecision = "keep-product" | "take-template";
+
+/** The people's side of a convergence: the template changed, the apply, a second change mid-way, customers' edits, a decision. */
+export type ConvergenceAction =
+    | { kind: "changeTemplate"; changes: TemplateChange[] }
+    /** `POST /api/converge`, once or twice at the same moment; a person sends it again until it is answered. */
+    | { kind: "convergeApply"; concurrent: boolean }
+    | { kind: "editTemplateAgain"; change: TemplateChange }
+    /** `takesTemplateTitle`: the customer's own column takes the title the template's change adds (a conflict no decision but keep-product settles). */
+    | { kind: "customerEditsProduct"; product: number; edit: CustomerEdit; takesTemplateTitle?: boolean }
+    /** A person unparks a product parked on its convergence, with a decision (take-template refused: keep-product). */
+    | { kind: "unparkDecision"; decision: ConvergenceDecision; jobKey?: string };
+
+/**
+ * Template convergence after the products are done: `before` in order (customers' edits, then the
+ * template change), then `steps` from the apply on (the apply at 0, faults, crashes, a second
+ * template change and customers' edits mid-way), and, as products park on conflicts, `decision`.
+ */
+export interface ConvergencePlan {
+    before: ConvergenceAction[];
+    steps: Step[];
+    decision?: ConvergenceDecision;
+}
 
 /** A fault rule as the simulator's `POST /__sim/webhookFaults` takes it. */
 export interface CallbackFaultRule {
@@ -96,6 +125,8 @@ export interface Plan {
     /** Smartsheet's webhooks on (the app's fast path), delivering after this debounce; the sweeps stay the net under them. */
     webhooks?: { debounceMs: number };
     steps: Step[];
+    /** The products, done, are brought to a changed template while things break. */
+    convergence?: ConvergencePlan;
 }
 
 /** The app's client-side call timeout in the harness; delays past it make late writes. */
@@ -145,6 +176,8 @@ const FAULT_OPS: ReadonlyArray<readonly [string, number]> = [
 
 export interface PlanOptions {
     products: number;
+    /** False: no schedule converges (the plans drawn before convergence joined). */
+    convergence?: boolean;
 }
 
 /** Draws the whole schedule from its seed, before anything runs: the plan is the replay. */
@@ -191,6 +224,8 @@ export function planSchedule(seed: number, options: PlanOptions): Plan {
         if (random.chance(0.4)) add({ kind: "forgedCallback", forgery: random.pick(["badSignature", "unknownWebhook"] as const) });
         products.push(probeRequest(options.products, seed));
     }
+    // Drawn after everything else, so a seed's other draws are what they were before convergence joined the plan.
+    const convergence = options.convergence !== false && random.chance(CONVERGENCE_SHARE) ? drawConvergence(random, valid) : undefined;
     return {
         seed,
         products,
@@ -200,7 +235,56 @@ export function planSchedule(seed: number, options: PlanOptions): Plan {
         budget,
         ...(webhooks ? { webhooks } : {}),
         steps: steps.sort((a, b) => a.atMs - b.atMs),
+        ...(convergence ? { convergence } : {}),
     };
+}
+
+/** The share of schedules that converge their products to a changed template. */
+export const CONVERGENCE_SHARE = 0.45;
+/** The convergence's faults and crashes happen within this window after the apply. */
+const CONVERGENCE_WINDOW_MS = 2_500;
+/** What the convergence calls, weighted as FAULT_OPS. */
+const CONVERGENCE_FAULT_OPS: ReadonlyArray<readonly [string, number]> = [
+    ["addColumn", 4],
+    ["updateColumn", 3],
+    ["addSummaryFields", 3],
+    ["getColumns", 2],
+    ["getSheet", 2],
+    ["getSummary", 1],
+    ["createCrossSheetReference", 1],
+    ["getFolderChildren", 1],
+];
+
+function drawConvergence(random: Random, valid: readonly number[]): ConvergencePlan {
+    const all: TemplateChange[] = ["addColumn", "columnFormula", "addSummaryField"];
+    const changes = all.filter(() => random.chance(0.6));
+    if (changes.length === 0) changes.push(random.pick(all));
+    const before: ConvergenceAction[] = [];
+    // Customers' edits before the apply: a formula the template changes too is a conflict (the product parks), a title it adds as well.
+    for (let i = random.int(0, 2); i > 0; i -= 1) {
+        const edit = random.weighted<CustomerEdit>([["cellValue", 2], ["columnFormula", changes.includes("columnFormula") ? 4 : 1], ["ownColumn", 2]]);
+        const takesTemplateTitle = edit === "ownColumn" && changes.includes("addColumn") && random.chance(0.4);
+        before.push({ kind: "customerEditsProduct", product: random.pick(valid), edit, ...(takesTemplateTitle ? { takesTemplateTitle } : {}) });
+    }
+    before.push({ kind: "changeTemplate", changes });
+    const steps: Step[] = [{ atMs: 0, action: { kind: "convergeApply", concurrent: random.chance(0.3) } }];
+    const at = () => random.int(200, CONVERGENCE_WINDOW_MS);
+    if (random.chance(0.3)) steps.push({ atMs: at(), action: { kind: "convergeApply", concurrent: false } });
+    for (let i = random.int(0, 2); i > 0; i -= 1) steps.push({ atMs: at(), action: { kind: "faults", rules: drawFaultRules(random, CONVERGENCE_FAULT_OPS) } });
+    if (random.chance(0.35)) steps.push({ atMs: at(), action: { kind: "killHost", downMs: random.int(200, 1500) } });
+    if (random.chance(0.1)) steps.push({ atMs: at(), action: { kind: "restartAzurite", downMs: random.int(300, 1000) } });
+    if (random.chance(0.2)) steps.push({ atMs: at(), action: { kind: "duplicateMessages", product: random.pick(valid), copies: random.int(1, 2) } });
+    if (random.chance(0.4)) steps.push({ atMs: at(), action: { kind: "editTemplateAgain", change: random.pick(all) } });
+    if (random.chance(0.4)) {
+        // Mid-way, a formula only where the template changes none: a customer's edit racing the app's write of the same column is a race no one can win.
+        const edits: CustomerEdit[] = changes.includes("columnFormula") ? ["cellValue", "ownColumn"] : ["cellValue", "columnFormula", "ownColumn"];
+        steps.push({ atMs: at(), action: { kind: "customerEditsProduct", product: random.pick(valid), edit: random.pick(edits) } });
+    }
+    // A second change comes after every apply (each person applies the template they changed, and no more).
+    const lastApply = Math.max(...steps.filter((step) => step.action.kind === "convergeApply").map((step) => step.atMs));
+    for (const step of steps) if (step.action.kind === "editTemplateAgain") step.atMs = Math.max(step.atMs, lastApply + 100);
+    const decision = random.weighted<ConvergenceDecision | "none">([["keep-product", 2], ["take-template", 2], ["none", 1]]);
+    return { before, steps: steps.sort((a, b) => a.atMs - b.atMs), ...(decision === "none" ? {} : { decision }) };
 }
 
 function drawCallbackFaultRules(random: Random): CallbackFaultRule[] {
@@ -235,7 +319,7 @@ export const FORGED_LINE_MARKER = "FORGED-LINE";
 
 const TYPED_STATUSES = ["Done", "Cancelled", "In progress — copy 7/7", "Stalled — waiting for legal", "please hurry"];
 
-function drawFaultRules(random: Random): FaultRule[] {
+function drawFaultRules(random: Random, ops: ReadonlyArray<readonly [string, number]> = FAULT_OPS): FaultRule[] {
     return Array.from({ length: random.int(1, 2) }, () => {
         const kind = random.weighted<FaultRule["kind"]>([
             ["rate429", 2],
@@ -247,7 +331,7 @@ function drawFaultRules(random: Random): FaultRule[] {
             ["error1004", 1],
         ]);
         return {
-            op: random.weighted(FAULT_OPS),
+            op: random.weighted(ops),
             kind,
             // A 429 burst outlasts a claim: the SDK backs off 2, 4, 8 s.
             times: kind === "rate429" ? random.int(2, 3) : random.int(1, 2),
@@ -302,6 +386,7 @@ export function summarisePlan(plan: Plan): string {
     if (plan.peer) parts.push(`second host ${plan.peer.clockOffsetMs >= 0 ? "+" : ""}${plan.peer.clockOffsetMs} ms`);
     if (plan.budget === "tight") parts.push("tight rate limit");
     if (plan.webhooks) parts.push(`webhooks (debounce ${plan.webhooks.debounceMs} ms, one approval at rest)`);
+    if (plan.convergence) parts.push(`converges [${summariseConvergence(plan.convergence)}]`);
     const invalid = plan.products.filter((product) => !product.valid).length;
     const typed = plan.products.filter((product) => product.typedStatus).length;
     const hostileText = plan.products.filter((product) => [product.code, product.name, product.line].some(hasHostileText)).length;
@@ -313,4 +398,24 @@ export function summarisePlan(plan: Plan): string {
 
 export function hasHostileText(text: string): boolean {
     return HOSTILE_FRAGMENTS.some((fragment) => text.includes(fragment));
+}
+
+function summariseConvergence(convergence: ConvergencePlan): string {
+    const counts = new Map<string, number>();
+    for (const action of [...convergence.before, ...convergence.steps.map((step) => step.action)]) {
+        const label =
+            action.kind === "changeTemplate"
+                ? `changeTemplate(${action.changes.join("+")})`
+                : action.kind === "customerEditsProduct"
+                  ? `customerEditsProduct(${action.edit})`
+                  : action.kind === "editTemplateAgain"
+                    ? `editTemplateAgain(${action.change})`
+                    : action.kind === "convergeApply" && action.concurrent
+                      ? "convergeApply×2 concurrent"
+                      : action.kind;
+        counts.set(label, (counts.get(label) ?? 0) + 1);
+    }
+    const parts = [...counts].map(([label, count]) => (count > 1 ? `${label}×${count}` : label));
+    if (convergence.decision) parts.push(`unparkDecision(${convergence.decision})`);
+    return parts.join(", ");
 }

@@ -3,7 +3,13 @@ import { inert } from "./inert";
 import { summarisePlan } from "./plan";
 import type { ScheduleOutcome } from "./runSchedule";
 
-export type Totals = { schedules: number; products: number; done: number; parked: number; rejected: number } & Record<FindingCategory, number> & {
+export type Totals = { schedules: number; products: number; done: number; parked: number; rejected: number } & {
+    /** Schedules that converged their products to a changed template, and how those products ended. */
+    convergences: number;
+    converged: number;
+    convergenceParked: number;
+    convergenceLost: number;
+} & Record<FindingCategory, number> & {
     harnessErrors: number;
 };
 
@@ -14,6 +20,10 @@ export function emptyTotals(): Totals {
         done: 0,
         parked: 0,
         rejected: 0,
+        convergences: 0,
+        converged: 0,
+        convergenceParked: 0,
+        convergenceLost: 0,
         ...(Object.fromEntries(FINDING_CATEGORIES.map((category) => [category, 0])) as Record<FindingCategory, number>),
         harnessErrors: 0,
     };
@@ -30,6 +40,12 @@ export function addOutcome(totals: Totals, outcome: ScheduleOutcome): void {
     totals.done += states.done;
     totals.parked += states.parked;
     totals.rejected += states.rejected;
+    if (outcome.result.convergence) {
+        totals.convergences += 1;
+        totals.converged += outcome.result.convergence.converged;
+        totals.convergenceParked += outcome.result.convergence.parked;
+        totals.convergenceLost += outcome.result.convergence.lost;
+    }
     for (const finding of findings) totals[finding.category] += 1;
 }
 
@@ -54,7 +70,10 @@ function outcomeLines(index: number, outcome: ScheduleOutcome, products: number)
         return [`${head} — HARNESS ERROR: ${outcome.error}`, `  ${replay}`, `  journal:`, ...outcome.journal.map((line) => `    ${line}`)];
     }
     const { states, findings } = outcome.result;
-    const tally = `done ${states.done}, parked ${states.parked}, rejected ${states.rejected}`;
+    const converged = outcome.result.convergence;
+    const tally =
+        `done ${states.done}, parked ${states.parked}, rejected ${states.rejected}` +
+        (converged ? `; convergence to ${converged.targets.join("/") || "no version"}: converged ${converged.converged}, parked ${converged.parked}, lost ${converged.lost}` : "");
     if (findings.length === 0) return [`${head} — ok (${tally})`];
     return [
         `${head} — FAIL (${tally}; ${findings.length} findings)`,

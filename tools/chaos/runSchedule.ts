@@ -3,7 +3,7 @@ import path from "node:path";
 import { intakeWebhooks, perform, ScheduleContext, seedIntake, sleep, typeRequestsAtRest } from "./actions";
 import { audit, type ApprovalSnapshot, type AuditedOutput, type AuditResult } from "./auditor";
 import { APP_DIR, HarnessError } from "./hostProcess";
-import { MAX_CLOCK_SKEW_MS, OUTSIDE_REFERENCE, SAFETY_NET_INTERVAL_MS, type Plan } from "./plan";
+import { MAX_CLOCK_SKEW_MS, OUTSIDE_REFERENCE, SAFETY_NET_INTERVAL_MS, type Plan, type Step } from "./plan";
 import { LIST_MARKER } from "./jobsCliListsMarker";
 import { sweepUntilClean } from "./owedStatusSweep";
 import { FUNCTION_KEY, ScheduleStack } from "./stack";
@@ -51,6 +51,7 @@ export async function runSchedule(plan: Plan, sharedStorage: string): Promise<Sc
         const approvals = await comeToRest(schedule, lateWritesLandBy(plan, Date.now(), await lastRateLimitAt(running)));
         if (schedule.lockedRows.size > 0) await sweepOwedStatuses(schedule);
         const approvalsAtRest = plan.webhooks ? await approveAtRest(schedule) : undefined;
+        if (plan.convergence) await converge(schedule);
         const outputs = [...(await jobsCliOutputs(running)), ...running.hosts.map((host, index) => ({ source: `host ${index + 1} log`, text: host.allLines.join("\n") }))];
         const skewMs = plan.peer?.clockOffsetMs ?? 0;
         const result = await audit({
@@ -80,6 +81,7 @@ export async function runSchedule(plan: Plan, sharedStorage: string): Promise<Sc
             outputs,
             ...(running.peer && Math.abs(skewMs) > MAX_CLOCK_SKEW_MS ? { skewedHost: { source: `host ${running.hosts.indexOf(running.peer) + 1} log`, offsetMs: skewMs } } : {}),
             ...(approvals ? { approvals } : {}),
+            ...(plan.convergence ? { convergence: convergenceAudited(schedule) } : {}),
             ...(plan.webhooks
                 ? {
                       webhooks: {
@@ -104,14 +106,94 @@ export async function runSchedule(plan: Plan, sharedStorage: string): Promise<Sc
 }
 
 /** Starts every step at its time; steps overlap (a sweep may run while the host is being killed). */
-async function playSteps(context: ScheduleContext): Promise<void> {
+async function playSteps(context: ScheduleContext, steps: readonly Step[] = context.plan.steps): Promise<void> {
     const start = Date.now();
     const running: Array<Promise<void>> = [];
-    for (const step of [...context.plan.steps].sort((a, b) => a.atMs - b.atMs)) {
+    for (const step of [...steps].sort((a, b) => a.atMs - b.atMs)) {
         await sleep(Math.max(0, start + step.atMs - Date.now()));
         running.push(perform(context, step.action));
     }
     await Promise.all(running);
+}
+
+/** How long a convergence may take, from its faults cleared, to come to rest (a step's transient rounds pause 4 s, 8 s, …). */
+const CONVERGENCE_DEADLINE_MS = 90_000;
+/** How many times a person unparks one product parked on its convergence. */
+const UNPARKS_PER_PRODUCT = 2;
+
+/**
+ * The products, done and at rest, brought to a changed template while things break: the
+ * customers' edits and the template change first, then the apply and the plan's chaos from it,
+ * then — faults cleared — until every product done at the apply is on a version the applies
+ * answered, or parked on its convergence (a person having unparked it with the plan's decision,
+ * as often as they would), and Smartsheet is quiet.
+ */
+async function converge(context: ScheduleContext): Promise<void> {
+    const { stack } = context;
+    const convergence = context.plan.convergence!;
+    for (const action of convergence.before) await perform(context, action);
+    const done = (await context.jobRows()).filter((row) => row.state === "done").map((row) => Number(row.rowKey));
+    context.convergence.convergedRows.push(...done);
+    context.note(`converging: ${done.length} products done (rows ${done.join(", ")})`);
+    await playSteps(context, convergence.steps);
+    if (context.harnessErrors.length > 0) throw new HarnessError(context.harnessErrors.join("; "));
+    await stack.simAdmin("POST", "faults", { rules: [] });
+    context.note("convergence faults cleared");
+    stack.ensureHealthy();
+    const lateBy = lateWritesLandBy({ ...context.plan, steps: convergence.steps }, Date.now(), await lastRateLimitAt(stack));
+    const targets = context.convergence.targets;
+    const unparks = new Map<string, number>();
+    const deadline = Date.now() + CONVERGENCE_DEADLINE_MS;
+    let lastCallCount = -1;
+    let quietSince = Date.now();
+    while (Date.now() < deadline) {
+        await sleep(500);
+        const calls = await stack.workCalls();
+        if (calls !== lastCallCount) [lastCallCount, quietSince] = [calls, Date.now()];
+        const rows = (await context.jobRows()).filter((row) => done.includes(Number(row.rowKey)));
+        let settled = targets.size > 0;
+        for (const row of rows) {
+            const run = convergenceOf(row);
+            const key = `${String(row.partitionKey)}-${String(row.rowKey)}`;
+            if (run?.state === "parked" && convergence.decision && (unparks.get(key) ?? 0) < UNPARKS_PER_PRODUCT && Date.now() >= lateBy) {
+                unparks.set(key, (unparks.get(key) ?? 0) + 1);
+                await perform(context, { kind: "unparkDecision", decision: convergence.decision, jobKey: key });
+                settled = false;
+                continue;
+            }
+            const converged = run?.state === "done" && targets.has(String(row.blueprintVersion));
+            const parked = run?.state === "parked";
+            if (!converged && !parked) settled = false;
+        }
+        if (settled && Date.now() >= lateBy && Date.now() - quietSince >= QUIET_MS) {
+            context.note("convergence at rest");
+            return;
+        }
+    }
+    context.note(`convergence not at rest after ${CONVERGENCE_DEADLINE_MS} ms`);
+}
+
+function convergenceOf(row: Record<string, unknown>): { state?: string; to?: string } | undefined {
+    if (typeof row.convergence !== "string") return undefined;
+    try {
+        return JSON.parse(row.convergence) as { state?: string; to?: string };
+    } catch {
+        return undefined;
+    }
+}
+
+/** What the auditor needs of the schedule's convergence. */
+function convergenceAudited(context: ScheduleContext) {
+    const record = context.convergence;
+    return {
+        targets: [...record.targets],
+        applies: record.applies,
+        changes: [...record.changes],
+        changesAgain: [...record.changesAgain],
+        customerEdits: record.customerEdits,
+        decisions: Object.fromEntries(record.decisions),
+        convergedRows: [...record.convergedRows],
+    };
 }
 
 /**

@@ -140,7 +140,7 @@ export class ScheduleStack {
         const webhook = await AlertWebhook.start();
         let azurite: RunningAzurite | undefined;
         let azuriteFolder: string | undefined;
-        if (plan.steps.some((step) => step.action.kind === "restartAzurite")) {
+        if ([...plan.steps, ...(plan.convergence?.steps ?? [])].some((step) => step.action.kind === "restartAzurite")) {
             azuriteFolder = await mkdtemp(path.join(os.tmpdir(), "chaos-azurite-"));
             // Restarted on the same ports by `restartAzurite`: none another listener or connection could take meanwhile.
             const tablePort = await restartablePort();
