@@ -109,7 +109,7 @@ describe("the auditor's convergence checks", () => {
         const world = convergedWorld();
         const { findings, tally } = check(world.state(), [job()], input({}, world.sheets));
         expect(findings).toEqual([]);
-        expect(tally).toEqual({ targets: [V1], converged: 1, parked: 0, lost: 0 });
+        expect(tally).toEqual({ targets: [V1], converged: 1, parked: 0, lost: 0, unparked: 0 });
     });
 
     it("counts a product that neither converged nor parked as lost: no convergence at all, or a version no apply targeted", () => {

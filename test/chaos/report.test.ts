@@ -37,12 +37,12 @@ it("summarises a schedule's convergence: the version, and how many products conv
         {
             kind: "audited",
             plan,
-            result: { findings: [], states: { done: 2, parked: 0, rejected: 0, open: 0 }, convergence: { targets: ["aaaaaaaaaaaaaaaaaaaa"], converged: 1, parked: 1, lost: 0 } },
+            result: { findings: [], states: { done: 2, parked: 0, rejected: 0, open: 0 }, convergence: { targets: ["aaaaaaaaaaaaaaaaaaaa"], converged: 1, parked: 1, lost: 0, unparked: 1 } },
             journal: [],
             hostLog: [],
             seconds: 1,
         },
         2,
     );
-    expect(text).toMatch(/ — ok \(done 2, parked 0, rejected 0; convergence to a{20}: converged 1, parked 1, lost 0\)$/);
+    expect(text).toMatch(/ — ok \(done 2, parked 0, rejected 0; convergence to a{20}: converged 1, parked 1, lost 0, unparked with a decision 1\)$/);
 });

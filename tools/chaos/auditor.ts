@@ -110,6 +110,8 @@ export interface ConvergenceTally {
     converged: number;
     parked: number;
     lost: number;
+    /** Products a person unparked with a decision (some of them converged since). */
+    unparked: number;
 }
 
 export interface AuditResult {
@@ -290,7 +292,7 @@ const ConvergenceRun = z.object({
  * conflict. (Where a product's formulas reach is checked with every done product.)
  */
 export function checkConvergence(world: World, jobs: readonly JobEntity[], input: AuditedConvergence, templateNames: readonly string[], found: Found): ConvergenceTally {
-    const tally: ConvergenceTally = { targets: [...input.targets], converged: 0, parked: 0, lost: 0 };
+    const tally: ConvergenceTally = { targets: [...input.targets], converged: 0, parked: 0, lost: 0, unparked: Object.values(input.decisions).filter((decisions) => decisions.length > 0).length };
     if (input.targets.length === 0) {
         const answers = input.applies.map((apply) => apply.status ?? "no answer").join(", ");
         found("invariantFailures", "convergence", `no apply was answered 202 with a version (answers: ${answers || "none"})`);

@@ -9,6 +9,7 @@ export type Totals = { schedules: number; products: number; done: number; parked
     converged: number;
     convergenceParked: number;
     convergenceLost: number;
+    convergenceUnparked: number;
 } & Record<FindingCategory, number> & {
     harnessErrors: number;
 };
@@ -24,6 +25,7 @@ export function emptyTotals(): Totals {
         converged: 0,
         convergenceParked: 0,
         convergenceLost: 0,
+        convergenceUnparked: 0,
         ...(Object.fromEntries(FINDING_CATEGORIES.map((category) => [category, 0])) as Record<FindingCategory, number>),
         harnessErrors: 0,
     };
@@ -45,6 +47,7 @@ export function addOutcome(totals: Totals, outcome: ScheduleOutcome): void {
         totals.converged += outcome.result.convergence.converged;
         totals.convergenceParked += outcome.result.convergence.parked;
         totals.convergenceLost += outcome.result.convergence.lost;
+        totals.convergenceUnparked += outcome.result.convergence.unparked;
     }
     for (const finding of findings) totals[finding.category] += 1;
 }
@@ -73,7 +76,7 @@ function outcomeLines(index: number, outcome: ScheduleOutcome, products: number)
     const converged = outcome.result.convergence;
     const tally =
         `done ${states.done}, parked ${states.parked}, rejected ${states.rejected}` +
-        (converged ? `; convergence to ${converged.targets.join("/") || "no version"}: converged ${converged.converged}, parked ${converged.parked}, lost ${converged.lost}` : "");
+        (converged ? `; convergence to ${converged.targets.join("/") || "no version"}: converged ${converged.converged}, parked ${converged.parked}, lost ${converged.lost}, unparked with a decision ${converged.unparked}` : "");
     if (findings.length === 0) return [`${head} — ok (${tally})`];
     return [
         `${head} — FAIL (${tally}; ${findings.length} findings)`,
