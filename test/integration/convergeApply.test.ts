@@ -151,12 +151,32 @@ describe("converging products to a changed template: deliveries twice, runs at o
         return { ...changed, plans: changed.analysed };
     });
 
+    it("regression (chaos seed 3012200556): the fleet's claim step run twice — one after the other, or two at once — answers the same claims, so no product is claimed and never converged", async () => {
+        const { deps, site, target } = world.current;
+        const fleet = { site: site.name, to: target, fleetInstanceId: `converge-fleet-regression-${target}` };
+        const [first, second] = await Promise.all([claimConvergences(deps, fleet), claimConvergences(deps, fleet)]);
+        const third = await claimConvergences(deps, fleet);
+        const claimedBy = (outcome: ClaimOutcome) => outcome.claimed.map((entry) => entry.instanceId).sort();
+        expect(claimedBy(first)).toHaveLength(2);
+        expect(claimedBy(second)).toEqual(claimedBy(first));
+        expect(claimedBy(third)).toEqual(claimedBy(first));
+        // Another fleet (another apply) leaves them to this one.
+        const other = await claimConvergences(deps, { ...fleet, fleetInstanceId: "converge-fleet-other" });
+        expect(other.claimed).toEqual([]);
+        // Give the claims back to the next test as a fresh apply would find them: stale.
+        for (const entry of first.claimed) {
+            await deps.jobs.update(entry.jobKey, (row) => ({ ...row, convergence: undefined }), { from: ["done"] });
+        }
+    });
+
     it("every step delivered twice, and two runs of each product at once, make each planned write once", async () => {
         const { deps, sim, site, target, plans } = world.current;
 
         sim.core.resetCalls();
+        // The fleet's claim step delivered twice at once answers the same claims twice.
         const [first, second] = await Promise.all([claim(deps, site.name, target), claim(deps, site.name, target)]);
-        const claimed = [...first.claimed, ...second.claimed];
+        expect(second.claimed).toEqual(first.claimed);
+        const claimed = first.claimed;
         expect(claimed.map((entry) => entry.jobKey.rk).sort()).toEqual(plans.products.map((product) => product.jobKey.split("-")[1]).sort());
 
         const alerts: Alert[] = [];

@@ -124,9 +124,15 @@ export async function claimConvergences(deps: ProvisioningDeps, input: ClaimInpu
                 key,
                 (row) => {
                     why = undefined;
+                    instanceId = undefined;
                     const run = row.convergence;
                     if (row.blueprintVersion === input.to && (!run || run.state === "done")) {
                         why = `on version ${input.to} already`;
+                        return undefined;
+                    }
+                    if (run && run.state === "planned" && run.to === input.to && run.fleet === input.fleetInstanceId) {
+                        // This fleet's claim step run again (its first answer was never recorded): the same claim, so the fleet starts it.
+                        instanceId = run.instanceId;
                         return undefined;
                     }
                     if (run && run.state !== "done") {
@@ -152,6 +158,7 @@ export async function claimConvergences(deps: ProvisioningDeps, input: ClaimInpu
                             state: "planned",
                             requestedAt: now,
                             requestedBy: input.requestedBy,
+                            fleet: input.fleetInstanceId,
                             lastProgressAt: now,
                             applied: [],
                             resolved: [],
@@ -174,6 +181,7 @@ export async function claimConvergences(deps: ProvisioningDeps, input: ClaimInpu
             continue;
         }
         deps.log.info(`job ${formatJobKey(key)} convergence → planned (to ${input.to}, ${instanceId}, fleet ${input.fleetInstanceId})`);
+
         outcome.claimed.push({ jobKey: key, instanceId });
     }
     return outcome;

@@ -126,6 +126,8 @@ export const ConvergenceRun = z.object({
     state: z.enum(["planned", "applying", "parked", "done"]),
     requestedAt: Timestamp,
     requestedBy: z.string().optional(),
+    /** The fleet instance that claimed it: that fleet's claim step, run again, answers the same claim. */
+    fleet: z.string().optional(),
     lastProgressAt: Timestamp,
     plan: z.unknown().optional(),
     /** Indexes into the plan's changes (then `resolved`'s, after them) carried out. */
