@@ -11,13 +11,7 @@ const BENCH_MAIN = path.join(APP_DIR, "dist", "tools", "bench", "main.js");
  */
 it("ends with one JSON line of figures for the scenarios asked for", async () => {
     const { code, output } = await runBench(["--only", "rateLimitUse", "--products", "2"]);
-    const lastLine = output.trimEnd().split("\n").at(-1) ?? "";
-    let figures: Record<string, unknown>;
-    try {
-        figures = JSON.parse(lastLine) as Record<string, unknown>;
-    } catch {
-        throw new Error(`npm run bench did not end with its JSON line (exit ${code}):\n${output.slice(-4000)}`);
-    }
+    const figures = figuresOf(code, output);
     expect(figures).toMatchObject({
         products: 2,
         rateLimitJobsNotDone: 0,
@@ -43,13 +37,7 @@ it("ends with one JSON line of figures for the scenarios asked for", async () =>
  */
 it("converges a tiny fleet: the plan's calls made, once each", async () => {
     const { code, output } = await runBench(["--only", "convergePlannedEqualsMade", "--converge-products", "2"]);
-    const lastLine = output.trimEnd().split("\n").at(-1) ?? "";
-    let figures: Record<string, unknown>;
-    try {
-        figures = JSON.parse(lastLine) as Record<string, unknown>;
-    } catch {
-        throw new Error(`npm run bench did not end with its JSON line (exit ${code}):\n${output.slice(-4000)}`);
-    }
+    const figures = figuresOf(code, output);
     expect(figures).toMatchObject({
         convergeProducts: 2,
         convergeChangesByKind: { addColumn: 2, addSummaryField: 2, updateColumn: 2 },
@@ -84,4 +72,14 @@ function runBench(args: string[]): Promise<{ code: number | null; output: string
         child.once("error", reject);
         child.once("exit", (code) => resolve({ code, output }));
     });
+}
+
+/** The bench's last line, its JSON object of figures; else an error that shows the end of what it printed. */
+function figuresOf(code: number | null, output: string): Record<string, unknown> {
+    const lastLine = output.trimEnd().split("\n").at(-1) ?? "";
+    try {
+        return JSON.parse(lastLine) as Record<string, unknown>;
+    } catch {
+        throw new Error(`npm run bench did not end with its JSON line (exit ${code}):\n${output.slice(-4000)}`);
+    }
 }

@@ -1,6 +1,16 @@
 /** Every function the app registers, by name: what a package that loads completely shows the host. */
 export const APP_FUNCTIONS = [
+    "applyConvergence",
+    "auditConvergence",
     "auditProduct",
+    "beginConvergence",
+    "claimConvergences",
+    "completeConvergence",
+    "convergeFleet",
+    "convergeProduct",
+    "convergenceApply",
+    "convergenceTrial",
+    "parkConvergence",
     "beginAttempt",
     "completeJob",
     "confirmStalled",
