@@ -175,6 +175,20 @@ describe("the auditor's convergence checks", () => {
         expect(findings[1]!.detail).toMatch(/customer's own column in "Customer Notes" .* is gone/);
     });
 
+    it("regression (chaos seeds 4224006664, 2262383340, 2696531955, 2596204699): a cell the customer edited twice holds its last value, not the first", () => {
+        const world = convergedWorld();
+        world.sheets["Risk Register"]!.rows[0]!.cells[0]!.value = "Customer's second plan";
+        const twice = [...edits(world.sheets)];
+        twice.push({ ...twice[0]!, value: "Customer's second plan", when: "during" });
+        const { findings } = check(world.state(), [job()], input({ customerEdits: twice }, world.sheets));
+        expect(findings).toEqual([]);
+        // The last value changed behind the customer's back is still found.
+        world.sheets["Risk Register"]!.rows[0]!.cells[0]!.value = "Customer's own plan";
+        expect(check(world.state(), [job()], input({ customerEdits: twice }, world.sheets)).findings.map((finding) => finding.detail)).toEqual([
+            expect.stringMatching(/was "Customer's second plan", and is now "Customer's own plan"/),
+        ]);
+    });
+
     it("keeps a customer's edited formula unless a take-template decision was for that very conflict", () => {
         const world = convergedWorld();
         const customers = '=IF(COUNTIF({IND-1 Approvals Decision}, "Pending") > 0, "Waiting on approvals", "Clear")';

@@ -362,9 +362,15 @@ export function checkConvergence(world: World, jobs: readonly JobEntity[], input
                 if (formula?.includes(marker)) found("invariantFailures", subject, `its copy of ${sheet}'s "${column}" has the formula of the template's second change, ${where}: ${formula}`);
             }
         }
-        for (const edit of edits) checkCustomerEdit(world, edit, takenTemplate(edit.sheet, edit.column), subject, found);
+        for (const edit of lastOfEach(edits)) checkCustomerEdit(world, edit, takenTemplate(edit.sheet, edit.column), subject, found);
     }
     return tally;
+}
+
+/** The customer's last edit of each cell, formula or column: an earlier one the customer overwrote is no longer theirs to find. */
+function lastOfEach(edits: readonly CustomerEditMade[]): CustomerEditMade[] {
+    const sameTarget = (a: CustomerEditMade, b: CustomerEditMade) => a.sheetId === b.sheetId && a.edit === b.edit && a.columnId === b.columnId && a.cellRowId === b.cellRowId;
+    return edits.filter((edit, index) => !edits.slice(index + 1).some((later) => sameTarget(edit, later)));
 }
 
 /** A customer's edit as they left it: their value, their formula, their own column (once, under its id). */
