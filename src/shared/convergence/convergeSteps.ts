@@ -5,7 +5,7 @@ import { JobLife } from "../jobs/jobLife";
 import { NeedsPersonError, SupersededError } from "../provisioning/errors";
 import type { ProvisioningDeps } from "../provisioning/ProvisioningDeps";
 import { runStep, type StepContext } from "../provisioning/runStep";
-import { failureKind, messageOf } from "../failures";
+import { messageOf } from "../failures";
 import { applyChange } from "./applyChange";
 import { addSheetToProduct } from "./addSheet";
 import { describeConflict } from "./describePlan";
@@ -431,8 +431,3 @@ export const convergenceSteps = {
 } as const;
 
 export type ConvergenceStepName = keyof typeof convergenceSteps;
-
-/** `failureKind` of an error as the fleet reports it, never throwing for a product. */
-export function whyNot(error: unknown): string {
-    return `${failureKind(error)}: ${messageOf(error)}`;
-}
